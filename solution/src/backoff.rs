@@ -1,0 +1,99 @@
+//! Ready-made backoff policies for [`RetryBreaker::execute`](crate::RetryBreaker::execute).
+//!
+//! A policy maps the number of the attempt that just failed (1 for the
+//! first) to the delay before the next one. Every policy here saturates
+//! instead of overflowing, so no input can make one panic (E8); a
+//! `Duration` is never negative, so there is no negative delay to reject.
+
+use std::time::Duration;
+
+/// The same delay after every failure.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_solution::backoff;
+///
+/// let policy = backoff::constant(Duration::from_millis(50));
+/// assert_eq!(policy(1), Duration::from_millis(50));
+/// assert_eq!(policy(9), Duration::from_millis(50));
+/// ```
+pub fn constant(delay: Duration) -> impl Fn(u32) -> Duration + Clone + Send + Sync {
+    move |_| delay
+}
+
+/// `base` after the first failure, doubling after each further one, never
+/// more than `cap`.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_solution::backoff;
+///
+/// let policy = backoff::exponential(Duration::from_millis(100), Duration::from_secs(1));
+/// let delays: Vec<_> = (1..=5).map(&policy).collect();
+/// assert_eq!(delays, [100, 200, 400, 800, 1000].map(Duration::from_millis));
+/// assert_eq!(policy(u32::MAX), Duration::from_secs(1));
+/// ```
+pub fn exponential(
+    base: Duration,
+    cap: Duration,
+) -> impl Fn(u32) -> Duration + Clone + Send + Sync {
+    move |attempt| {
+        // 2^(attempt - 1), pinned at u32::MAX once the shift would overflow;
+        // by then the cap has long taken over for any sensible base.
+        let doublings = attempt.saturating_sub(1);
+        let factor = 1u32.checked_shl(doublings).unwrap_or(u32::MAX);
+        base.saturating_mul(factor).min(cap)
+    }
+}
+
+/// Spreads the delays of `policy` so that callers who failed together do not
+/// all retry at the same instant.
+///
+/// Each delay is drawn from `[d / 2, d]`, where `d = policy(attempt)`: half
+/// of it kept, so retries still back off, and half of it random. The draw is
+/// a pure function of `seed` and the attempt number, so a test, or a replay
+/// of a production incident, sees the same delays every time; give each
+/// caller its own seed.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_solution::backoff;
+///
+/// let policy = backoff::jittered(backoff::constant(Duration::from_secs(2)), 7);
+/// let delay = policy(1);
+/// assert!(Duration::from_secs(1) <= delay && delay <= Duration::from_secs(2));
+/// assert_eq!(policy(1), delay, "same seed and attempt, same delay");
+/// ```
+pub fn jittered(
+    policy: impl Fn(u32) -> Duration + Clone + Send + Sync,
+    seed: u64,
+) -> impl Fn(u32) -> Duration + Clone + Send + Sync {
+    move |attempt| {
+        let full = policy(attempt);
+        let half = full / 2;
+        half + fraction_of(full - half, mix(seed, attempt))
+    }
+}
+
+/// `span * random / 2^32`, in integer arithmetic that cannot overflow: the
+/// largest `Duration` has fewer than 2^95 nanoseconds, and the random factor
+/// is below 2^32.
+fn fraction_of(span: Duration, random: u64) -> Duration {
+    const NANOS_PER_SEC: u128 = 1_000_000_000;
+    let numerator = u128::from(random >> 32);
+    let nanos = (span.as_nanos() * numerator) >> 32;
+    // nanos <= span, so the whole seconds fit back into a u64.
+    let secs = u64::try_from(nanos / NANOS_PER_SEC).unwrap_or(u64::MAX);
+    let subsec = (nanos % NANOS_PER_SEC) as u32;
+    Duration::new(secs, subsec)
+}
+
+/// SplitMix64 of the seed and attempt: a well-mixed, dependency-free hash.
+fn mix(seed: u64, attempt: u32) -> u64 {
+    let mut z = seed
+        .wrapping_add(u64::from(attempt).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}

@@ -1,0 +1,220 @@
+//! The breaker's state machine: pure bookkeeping, with no lock and no clock
+//! of its own.
+//!
+//! [`RetryBreaker`](crate::RetryBreaker) wraps a `Circuit` in a mutex and
+//! hands it a clock; keeping those out of here leaves only the rules. Every
+//! method runs inside the breaker's short critical section, so none of them
+//! may block or call anything slow.
+
+use std::time::Duration;
+
+use crate::clock::Clock;
+use crate::deadline::Deadline;
+use crate::error::Rejected;
+use crate::state::{Phase, State};
+use crate::transition::{Generation, Transition};
+
+/// What a reported outcome did to the circuit (B9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Recorded {
+    /// The outcome belonged to the current generation and was counted.
+    Counted,
+    /// The circuit had changed state since the attempt was admitted, so the
+    /// outcome was ignored (B6). The caller still gets its value or error.
+    Stale,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Closed { failures: u32 },
+    Open { until: Deadline },
+    HalfOpen { probe_out: bool },
+}
+
+#[derive(Debug)]
+pub(crate) struct Circuit {
+    threshold: u32,
+    cooldown: Duration,
+    mode: Mode,
+    generation: Generation,
+    /// The transition made by the last operation, waiting to be handed to the
+    /// hook once the lock is released.
+    transition: Option<Transition>,
+}
+
+impl Circuit {
+    /// A closed circuit. The threshold has already been checked (B1).
+    pub(crate) fn new(threshold: u32, cooldown: Duration) -> Self {
+        Circuit {
+            threshold,
+            cooldown,
+            mode: Mode::Closed { failures: 0 },
+            generation: Generation::default(),
+            transition: None,
+        }
+    }
+
+    pub(crate) fn threshold(&self) -> u32 {
+        self.threshold
+    }
+
+    pub(crate) fn cooldown(&self) -> Duration {
+        self.cooldown
+    }
+
+    pub(crate) fn generation(&self) -> Generation {
+        self.generation
+    }
+
+    /// The state as an observer sees it (B10). Reading never changes
+    /// anything: after the deadline the circuit reports OPEN with nothing
+    /// left, and only the next admission request turns it HALF-OPEN.
+    pub(crate) fn state(&self, clock: &impl Clock) -> State {
+        match self.mode {
+            Mode::Closed { failures } => State::Closed { failures },
+            Mode::Open { until } => State::Open {
+                remaining: until.remaining(clock.now()),
+            },
+            Mode::HalfOpen { probe_out } => State::HalfOpen {
+                probe_in_flight: probe_out,
+            },
+        }
+    }
+
+    /// Decides whether one attempt may call the dependency. On admission,
+    /// returns the generation the attempt belongs to.
+    ///
+    /// The clock is read only when the circuit is open: admitting an attempt
+    /// into a closed circuit needs no time at all.
+    pub(crate) fn admit(&mut self, clock: &impl Clock) -> Result<Generation, Rejected> {
+        match self.mode {
+            Mode::Closed { .. } => Ok(self.generation),
+            Mode::Open { until } => {
+                let now = clock.now();
+                // BEGIN TODO(3): at or after the deadline, this attempt becomes the single probe (B4, B5)
+                if until.has_passed(now) {
+                    self.enter(Mode::HalfOpen { probe_out: true }, now);
+                    return Ok(self.generation);
+                }
+                // STARTER:
+                // END TODO
+                // BEGIN TODO(2): refuse the attempt, saying how much of the cooldown is left (B3)
+                Err(Rejected::Open {
+                    remaining: until.remaining(now),
+                })
+                // END TODO
+            }
+            Mode::HalfOpen { probe_out } => {
+                // BEGIN TODO(3): admit a probe only if none is in flight (B5)
+                if probe_out {
+                    return Err(Rejected::ProbeInFlight);
+                }
+                self.mode = Mode::HalfOpen { probe_out: true };
+                Ok(self.generation)
+                // END TODO
+            }
+        }
+    }
+
+    /// Counts a success reported by an attempt admitted in `generation`.
+    pub(crate) fn on_success(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
+        if self.is_stale(generation) {
+            return Recorded::Stale;
+        }
+        match self.mode {
+            Mode::Closed { .. } => {
+                // BEGIN TODO(1): a success resets the consecutive-failure count (B2)
+                self.mode = Mode::Closed { failures: 0 };
+                // END TODO
+            }
+            Mode::HalfOpen { .. } => {
+                // BEGIN TODO(3): a successful probe closes the circuit with a clean count (B5)
+                self.enter(Mode::Closed { failures: 0 }, clock.now());
+                // END TODO
+            }
+            // Admitting an attempt into an open circuit moves it to HALF-OPEN
+            // first, so no attempt of the current generation can report here.
+            Mode::Open { .. } => return Recorded::Stale,
+        }
+        Recorded::Counted
+    }
+
+    /// Counts a failure reported by an attempt admitted in `generation`.
+    pub(crate) fn on_failure(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
+        if self.is_stale(generation) {
+            return Recorded::Stale;
+        }
+        match self.mode {
+            Mode::Closed { failures } => {
+                // BEGIN TODO(1): count the failure; at the threshold, open until now + cooldown (B2)
+                let failures = failures + 1;
+                if failures >= self.threshold {
+                    self.trip(clock.now());
+                } else {
+                    self.mode = Mode::Closed { failures };
+                }
+                // END TODO
+            }
+            Mode::HalfOpen { .. } => {
+                // BEGIN TODO(3): a failed probe reopens the circuit for a whole new cooldown (B5)
+                self.trip(clock.now());
+                // END TODO
+            }
+            Mode::Open { .. } => return Recorded::Stale,
+        }
+        Recorded::Counted
+    }
+
+    /// An attempt admitted in `generation` ended without an outcome: its
+    /// permit was dropped unreported (B7). Nothing was observed, so nothing
+    /// is counted; a probe only hands its slot back so the next attempt can
+    /// probe instead.
+    pub(crate) fn abandon(&mut self, generation: Generation) {
+        // BEGIN TODO(5): a current probe gives its slot back; anything else changes nothing (B7)
+        if !self.is_stale(generation) && self.mode == (Mode::HalfOpen { probe_out: true }) {
+            self.mode = Mode::HalfOpen { probe_out: false };
+        }
+        // END TODO
+    }
+
+    /// Takes the transition made by the last operation, if any.
+    pub(crate) fn take_transition(&mut self) -> Option<Transition> {
+        self.transition.take()
+    }
+
+    /// Whether an outcome from `generation` arrives too late to count (B6).
+    fn is_stale(&self, generation: Generation) -> bool {
+        // BEGIN TODO(4): an outcome from an older generation must change nothing (B6)
+        generation != self.generation
+        // STARTER: false
+        // END TODO
+    }
+
+    /// Opens the circuit for one cooldown starting `now`.
+    fn trip(&mut self, now: Duration) {
+        let until = Deadline::after(now, self.cooldown);
+        self.enter(Mode::Open { until }, now);
+    }
+
+    /// Moves to `mode`, starting a new generation so that every attempt
+    /// still in flight from before becomes stale.
+    fn enter(&mut self, mode: Mode, now: Duration) {
+        let from = phase(self.mode);
+        self.mode = mode;
+        self.generation = self.generation.next();
+        self.transition = Some(Transition {
+            from,
+            to: phase(mode),
+            at: now,
+            generation: self.generation,
+        });
+    }
+}
+
+fn phase(mode: Mode) -> Phase {
+    match mode {
+        Mode::Closed { .. } => Phase::Closed,
+        Mode::Open { .. } => Phase::Open,
+        Mode::HalfOpen { .. } => Phase::HalfOpen,
+    }
+}

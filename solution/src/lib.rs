@@ -1,0 +1,65 @@
+//! Bounded retries with backoff behind a consecutive-failure circuit breaker.
+//!
+//! A [`RetryBreaker`] sits in front of one flaky dependency. Its circuit is
+//! **CLOSED** while things work, counting consecutive failures; at the
+//! threshold it **OPENS** and refuses attempts, without calling the
+//! dependency, for a cooldown; after that a single **HALF-OPEN** probe
+//! decides whether to close again or reopen. [`RetryBreaker::execute`] wraps
+//! a task in a retry loop whose every attempt goes through the breaker.
+//!
+//! Time, sleeping and cancellation are all injected ([`Clock`], [`Sleeper`],
+//! a [`CancellationToken`]), so with a [`ManualClock`] and a
+//! [`ManualSleeper`] every behaviour is a deterministic function of its
+//! inputs.
+//!
+//! ```
+//! use std::time::Duration;
+//! use retry_breaker_solution::{backoff, ExecuteError, ManualClock, ManualSleeper, RetryBreaker, State};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let clock = ManualClock::new();
+//! let sleeper = ManualSleeper::new(clock.clone());
+//! let breaker = RetryBreaker::new(3, Duration::from_secs(10), clock.clone())?;
+//! let cancel = CancellationToken::new();
+//!
+//! // A dependency that is down: three retried attempts open the circuit...
+//! let down = || async { Err::<(), _>("connection refused") };
+//! let result = breaker
+//!     .execute(3, down, |_| true, backoff::constant(Duration::from_secs(1)), &cancel, &sleeper)
+//!     .await;
+//! assert!(matches!(result, Err(ExecuteError::Task { attempt: 3, .. })));
+//! assert_eq!(breaker.state(), State::Open { remaining: Duration::from_secs(10) });
+//!
+//! // ...and the next call fails fast, without reaching the dependency.
+//! let result = breaker
+//!     .execute(3, down, |_| true, backoff::constant(Duration::from_secs(1)), &cancel, &sleeper)
+//!     .await;
+//! assert!(matches!(result, Err(ExecuteError::Rejected { attempt: 1, .. })));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! [`CancellationToken`]: tokio_util::sync::CancellationToken
+
+mod attempt;
+pub mod backoff;
+mod breaker;
+mod circuit;
+mod clock;
+mod deadline;
+mod error;
+mod execute;
+mod permit;
+mod sleeper;
+mod state;
+mod transition;
+
+pub use breaker::RetryBreaker;
+pub use circuit::Recorded;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::{ConfigError, ExecuteError, Rejected};
+pub use permit::Permit;
+pub use sleeper::{ManualSleeper, Sleeper, TokioSleeper};
+pub use state::{Phase, State};
+pub use transition::{Generation, Transition};

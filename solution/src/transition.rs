@@ -1,0 +1,62 @@
+//! The record of a state change, so traces and dashboards can show what the
+//! breaker did and when.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::state::Phase;
+
+/// The breaker's epoch counter, advanced on every transition.
+///
+/// Each [`Permit`](crate::Permit) remembers the generation it was admitted
+/// in. When the attempt reports back, an outcome from an older generation is
+/// *stale*: the circuit has moved on since, so that outcome no longer says
+/// anything about the current state and is ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Generation(u64);
+
+impl Generation {
+    /// The generation after this one. It wraps after 2^64 transitions, which
+    /// no breaker lives to see.
+    pub(crate) fn next(self) -> Self {
+        Generation(self.0.wrapping_add(1))
+    }
+
+    /// The counter's value; a new breaker starts at 0.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl fmt::Display for Generation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "g{}", self.0)
+    }
+}
+
+/// One state change: the circuit went `from` one phase `to` another `at` a
+/// clock reading, and `generation` is the generation it started.
+///
+/// Receive them with
+/// [`RetryBreaker::with_transition_hook`](crate::RetryBreaker::with_transition_hook).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Transition {
+    /// The phase the circuit left.
+    pub from: Phase,
+    /// The phase the circuit entered.
+    pub to: Phase,
+    /// The clock reading when it happened.
+    pub at: Duration,
+    /// The generation the transition began.
+    pub generation: Generation,
+}
+
+impl fmt::Display for Transition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "t={:?} {} -> {} ({})",
+            self.at, self.from, self.to, self.generation
+        )
+    }
+}

@@ -1,0 +1,188 @@
+//! The breaker itself: a [`Circuit`] behind a mutex, a clock, and an optional
+//! hook that hears about every transition.
+
+use std::fmt;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use crate::circuit::{Circuit, Recorded};
+use crate::clock::Clock;
+use crate::error::{ConfigError, Rejected};
+use crate::permit::Permit;
+use crate::state::State;
+use crate::transition::{Generation, Transition};
+
+type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
+
+/// A consecutive-failure circuit breaker with a retry loop,
+/// [`execute`](RetryBreaker::execute).
+///
+/// Share one breaker per dependency (behind an `Arc`, or by reference): all
+/// methods take `&self` and are safe to call from many tasks and threads.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_starter::{ManualClock, Rejected, RetryBreaker, State};
+///
+/// let clock = ManualClock::new();
+/// let breaker = RetryBreaker::new(2, Duration::from_millis(10), clock.clone())?;
+///
+/// breaker.try_acquire()?.failure();
+/// breaker.try_acquire()?.failure();
+/// assert_eq!(breaker.state(), State::Open { remaining: Duration::from_millis(10) });
+///
+/// clock.advance(Duration::from_millis(5));
+/// assert_eq!(
+///     breaker.try_acquire().unwrap_err(),
+///     Rejected::Open { remaining: Duration::from_millis(5) },
+/// );
+///
+/// clock.advance(Duration::from_millis(5));
+/// let probe = breaker.try_acquire()?;
+/// assert_eq!(breaker.state(), State::HalfOpen { probe_in_flight: true });
+/// probe.success();
+/// assert_eq!(breaker.state(), State::Closed { failures: 0 });
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct RetryBreaker<C: Clock> {
+    circuit: Mutex<Circuit>,
+    clock: C,
+    hook: Option<TransitionHook>,
+}
+
+impl<C: Clock> RetryBreaker<C> {
+    /// A closed breaker that opens after `threshold` consecutive failures and
+    /// stays open for `cooldown` (B1).
+    ///
+    /// A zero cooldown is allowed: the next attempt after opening is the
+    /// probe. A cooldown too long for the clock keeps the circuit open for
+    /// good instead of overflowing.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::ZeroThreshold`] if `threshold` is 0.
+    pub fn new(threshold: u32, cooldown: Duration, clock: C) -> Result<Self, ConfigError> {
+        // TODO(1): refuse a threshold of 0 (B1)
+        // (Skipped for now, so the earlier steps keep working.)
+        Ok(RetryBreaker {
+            circuit: Mutex::new(Circuit::new(threshold, cooldown)),
+            clock,
+            hook: None,
+        })
+    }
+
+    /// Calls `hook` after every transition, in the order of their
+    /// generations when the breaker is used from one thread.
+    ///
+    /// The hook runs after the breaker's lock is released, so it may read
+    /// the breaker; it should be quick, because it runs on the caller's path.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    /// use retry_breaker_starter::{ManualClock, Phase, RetryBreaker};
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let breaker = RetryBreaker::new(1, Duration::ZERO, ManualClock::new())?
+    ///     .with_transition_hook(move |t| log.lock().unwrap().push((t.from, t.to)));
+    ///
+    /// breaker.try_acquire()?.failure();
+    /// assert_eq!(*seen.lock().unwrap(), [(Phase::Closed, Phase::Open)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_transition_hook(
+        mut self,
+        hook: impl Fn(&Transition) + Send + Sync + 'static,
+    ) -> Self {
+        self.hook = Some(Box::new(hook));
+        self
+    }
+
+    /// The current state (B10). Cheap, and never changes anything: see
+    /// [`State::Open`] for what a read after the deadline shows.
+    pub fn state(&self) -> State {
+        self.circuit().state(&self.clock)
+    }
+
+    /// The current generation, advanced by every transition.
+    pub fn generation(&self) -> Generation {
+        self.circuit().generation()
+    }
+
+    /// Consecutive failures that open the circuit.
+    pub fn threshold(&self) -> u32 {
+        self.circuit().threshold()
+    }
+
+    /// How long the circuit stays open before a probe.
+    pub fn cooldown(&self) -> Duration {
+        self.circuit().cooldown()
+    }
+
+    /// The breaker's clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Asks to admit one attempt. This is the synchronous seam under
+    /// [`execute`](RetryBreaker::execute): call the dependency only with a
+    /// permit in hand, then report on it.
+    ///
+    /// # Errors
+    ///
+    /// [`Rejected`] while the circuit is open or a half-open probe is in
+    /// flight. Nothing is counted for a rejection.
+    pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
+        let generation = self.update(|circuit, clock| circuit.admit(clock))?;
+        Ok(Permit::new(self, generation))
+    }
+
+    pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
+        self.update(|circuit, clock| circuit.on_success(generation, clock))
+    }
+
+    pub(crate) fn record_failure(&self, generation: Generation) -> Recorded {
+        self.update(|circuit, clock| circuit.on_failure(generation, clock))
+    }
+
+    pub(crate) fn abandon(&self, generation: Generation) {
+        self.update(|circuit, _| circuit.abandon(generation));
+    }
+
+    /// Runs one short critical section, then tells the hook about any
+    /// transition it made. The hook is called outside the lock so that it
+    /// can never deadlock by reading the breaker (B8).
+    fn update<R>(&self, operation: impl FnOnce(&mut Circuit, &C) -> R) -> R {
+        let (result, transition) = {
+            let mut circuit = self.circuit();
+            let result = operation(&mut circuit, &self.clock);
+            (result, circuit.take_transition())
+        };
+        if let (Some(transition), Some(hook)) = (transition, &self.hook) {
+            hook(&transition);
+        }
+        result
+    }
+
+    fn circuit(&self) -> MutexGuard<'_, Circuit> {
+        // The user's task never runs under this lock, and the circuit checks
+        // everything before it changes anything, so a panic elsewhere (say,
+        // in a custom clock) cannot leave it half-updated: carrying on with
+        // the data is sound.
+        self.circuit.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<C: Clock> fmt::Debug for RetryBreaker<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let circuit = self.circuit();
+        f.debug_struct("RetryBreaker")
+            .field("state", &circuit.state(&self.clock))
+            .field("generation", &circuit.generation())
+            .field("threshold", &circuit.threshold())
+            .field("cooldown", &circuit.cooldown())
+            .field("hook", &self.hook.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,19 @@
+//! The shared test suite. It runs against the student's starter (`just
+//! test`) or the reference solution (`just test-solution`); the root crate
+//! re-exports whichever one is being tested.
+//!
+//! One module per lab step, in the order LAB.md teaches them, so that
+//! `just test 3` (or `just test half_open`) runs one step. Each test names
+//! the contract rules it checks (B1-B10, E1-E9 in CONTRACT.md).
+
+mod support;
+
+mod step1_closed;
+mod step2_open;
+mod step3_half_open;
+mod step4_generations;
+mod step5_panics_and_drops;
+mod step6_retry;
+mod step7_cancellation;
+mod step8_worked_example;
+mod toolkit;

@@ -1,0 +1,73 @@
+//! Step 2, OPEN: refuse attempts until the deadline, without counting
+//! anything (TODO(2); rules B1, B3).
+
+use std::time::Duration;
+
+use retry_breaker::{Rejected, State};
+
+use crate::support::{Lab, ms};
+
+#[test]
+fn b3_an_open_circuit_refuses_attempts_and_says_how_long_is_left() {
+    let lab = Lab::new(2, ms(10));
+    lab.trip();
+    lab.advance(ms(5));
+    let rejection = lab.breaker.try_acquire().unwrap_err();
+    assert_eq!(rejection, Rejected::Open { remaining: ms(5) });
+    assert_eq!(rejection.remaining(), ms(5));
+}
+
+#[test]
+fn b3_the_refusal_holds_until_the_last_instant_before_the_deadline() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(10) - Duration::from_nanos(1));
+    assert_eq!(
+        lab.breaker.try_acquire().unwrap_err(),
+        Rejected::Open {
+            remaining: Duration::from_nanos(1)
+        }
+    );
+}
+
+#[test]
+fn b3_refusals_change_no_count_no_deadline_and_no_generation() {
+    let lab = Lab::new(2, ms(10));
+    lab.trip();
+    let generation = lab.breaker.generation();
+    for _ in 0..5 {
+        assert!(lab.breaker.try_acquire().is_err());
+    }
+    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(10) });
+    assert_eq!(lab.breaker.generation(), generation);
+    assert_eq!(lab.transitions().len(), 1);
+}
+
+#[test]
+fn b3_the_refusal_explains_itself_in_a_sentence() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(4));
+    let message = lab.breaker.try_acquire().unwrap_err().to_string();
+    assert!(message.contains("open"), "{message}");
+    assert!(
+        message.contains("6ms"),
+        "the message should give the time left: {message}"
+    );
+}
+
+#[test]
+fn b1_a_cooldown_too_long_to_represent_refuses_for_good() {
+    let lab = Lab::new(1, Duration::MAX);
+    lab.advance(ms(1));
+    lab.trip();
+    lab.advance(Duration::MAX);
+    let rejection = lab.breaker.try_acquire().unwrap_err();
+    assert_eq!(
+        rejection,
+        Rejected::Open {
+            remaining: Duration::MAX
+        }
+    );
+    assert!(rejection.to_string().contains("stays open"), "{rejection}");
+}

@@ -1,0 +1,196 @@
+//! Step 3, HALF-OPEN: after the cooldown, one probe decides (TODO(3); rules
+//! B1, B4, B5, B10).
+
+use std::time::Duration;
+
+use retry_breaker::{Phase, Rejected, State};
+
+use crate::support::{Lab, ms};
+
+const NOT_YET: &str =
+    "TODO(3): the first attempt at or after the deadline must be admitted as the probe";
+
+#[test]
+fn b4_the_first_attempt_exactly_at_the_deadline_becomes_the_probe() {
+    let lab = Lab::new(2, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: true
+        }
+    );
+    let last = *lab.transitions().last().unwrap();
+    assert_eq!(
+        (last.from, last.to, last.at),
+        (Phase::Open, Phase::HalfOpen, ms(10))
+    );
+    assert_eq!(probe.generation(), lab.breaker.generation());
+    probe.success();
+}
+
+#[test]
+fn b4_an_attempt_long_after_the_deadline_also_becomes_the_probe() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(1_000));
+    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: true
+        }
+    );
+    probe.success();
+}
+
+#[test]
+fn b4_the_cooldown_is_lazy_nothing_happens_until_an_attempt_asks() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(50));
+    // B10: reading after the deadline shows OPEN with nothing left, and
+    // changes nothing: no transition, no new generation.
+    let generation = lab.breaker.generation();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open {
+            remaining: Duration::ZERO
+        }
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open {
+            remaining: Duration::ZERO
+        }
+    );
+    assert_eq!(lab.breaker.generation(), generation);
+    assert_eq!(lab.transitions().len(), 1, "only CLOSED -> OPEN so far");
+    // The transition happens when an attempt asks, stamped with that time.
+    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    assert_eq!(lab.transitions().len(), 2);
+    assert_eq!(lab.transitions()[1].at, ms(50));
+    probe.failure();
+}
+
+#[test]
+fn b5_only_one_probe_at_a_time_every_other_attempt_is_refused() {
+    let lab = Lab::new(2, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    for _ in 0..3 {
+        assert_eq!(
+            lab.breaker.try_acquire().unwrap_err(),
+            Rejected::ProbeInFlight,
+            "TODO(3): while the probe is out, other attempts are refused (B5)"
+        );
+    }
+    assert_eq!(Rejected::ProbeInFlight.remaining(), Duration::ZERO);
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: true
+        }
+    );
+    probe.success();
+}
+
+#[test]
+fn b5_a_successful_probe_closes_the_circuit_with_a_clean_count() {
+    let lab = Lab::new(2, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    lab.breaker.try_acquire().expect(NOT_YET).success();
+    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    let last = *lab.transitions().last().unwrap();
+    assert_eq!((last.from, last.to), (Phase::HalfOpen, Phase::Closed));
+    // A clean count: one failure does not reopen a threshold-2 circuit.
+    lab.breaker.try_acquire().unwrap().failure();
+    assert_eq!(lab.breaker.state(), State::Closed { failures: 1 });
+}
+
+#[test]
+fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
+    let lab = Lab::new(2, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    lab.advance(ms(3));
+    probe.failure();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "open until t = 23"
+    );
+    let last = *lab.transitions().last().unwrap();
+    assert_eq!(
+        (last.from, last.to, last.at),
+        (Phase::HalfOpen, Phase::Open, ms(13))
+    );
+    lab.advance(ms(9));
+    assert_eq!(
+        lab.breaker.try_acquire().unwrap_err(),
+        Rejected::Open { remaining: ms(1) }
+    );
+    lab.advance(ms(1));
+    lab.breaker
+        .try_acquire()
+        .expect("a new probe at t = 23")
+        .success();
+    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+}
+
+#[test]
+fn b1_with_a_zero_cooldown_the_next_attempt_is_the_probe() {
+    let lab = Lab::new(1, Duration::ZERO);
+    lab.trip();
+    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: true
+        }
+    );
+    probe.failure();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open {
+            remaining: Duration::ZERO
+        }
+    );
+}
+
+#[test]
+fn b1_a_huge_cooldown_that_still_fits_ends_when_the_clock_gets_there() {
+    let lab = Lab::new(1, Duration::MAX - ms(5));
+    lab.advance(ms(5));
+    lab.trip();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open {
+            remaining: Duration::MAX - ms(5)
+        }
+    );
+    lab.advance(Duration::MAX);
+    lab.breaker.try_acquire().expect(NOT_YET).success();
+}
+
+#[test]
+fn b5_every_transition_starts_a_new_generation() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    lab.breaker.try_acquire().expect(NOT_YET).failure();
+    lab.advance(ms(10));
+    lab.breaker.try_acquire().expect(NOT_YET).success();
+    let generations: Vec<u64> = lab
+        .transitions()
+        .iter()
+        .map(|t| t.generation.get())
+        .collect();
+    assert_eq!(generations, [1, 2, 3, 4, 5]);
+    assert_eq!(lab.breaker.generation().get(), 5);
+}

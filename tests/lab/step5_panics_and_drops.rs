@@ -1,0 +1,151 @@
+//! Step 5, panics and drops: a permit is a guard that cleans up after
+//! itself (TODO(5); rule B7).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use retry_breaker::State;
+
+use crate::support::{Lab, ms};
+
+const DROP_TODO: &str = "TODO(5): a permit dropped unreported must clean up after itself (B7)";
+
+/// Panics while holding a permit, the way a task would, and catches it.
+fn panic_holding_permit(lab: &Lab) {
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _permit = lab.breaker.try_acquire().expect("admitted");
+        panic!("the dependency client blew up");
+    }));
+    assert!(caught.is_err());
+}
+
+#[test]
+fn b7_a_panic_while_holding_a_permit_counts_as_a_failure() {
+    let lab = Lab::new(2, ms(10));
+    panic_holding_permit(&lab);
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "{DROP_TODO}"
+    );
+    panic_holding_permit(&lab);
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{DROP_TODO}"
+    );
+}
+
+#[test]
+fn b7_a_panicking_probe_reopens_the_circuit_and_the_next_cooldown_ends_in_a_probe() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    panic_holding_permit(&lab);
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{DROP_TODO}"
+    );
+    lab.advance(ms(10));
+    lab.breaker
+        .try_acquire()
+        .expect("not wedged: a new probe")
+        .success();
+    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+}
+
+#[test]
+fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    let generation = {
+        let probe = lab.breaker.try_acquire().expect("the probe");
+        probe.generation()
+    };
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "{DROP_TODO}"
+    );
+    assert_eq!(
+        lab.breaker.generation(),
+        generation,
+        "no verdict, so no transition"
+    );
+    let probe = lab
+        .breaker
+        .try_acquire()
+        .expect("the next attempt may probe");
+    probe.success();
+    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+}
+
+#[test]
+fn b7_a_dropped_permit_records_no_verdict_in_any_state() {
+    let lab = Lab::new(2, ms(10));
+    lab.breaker.try_acquire().unwrap().failure();
+    drop(lab.breaker.try_acquire().unwrap());
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "a drop is not a failure"
+    );
+    lab.breaker.try_acquire().unwrap().failure();
+    lab.advance(ms(10));
+    drop(lab.breaker.try_acquire().expect("the probe"));
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "a drop is neither a success nor a failure; {DROP_TODO}"
+    );
+}
+
+/// A control: the slot belongs to the current probe alone (B6 applies to drops).
+#[test]
+fn b7_a_stale_permit_dropped_does_not_free_the_current_probe_slot() {
+    let lab = Lab::new(1, ms(10));
+    let early = lab.breaker.try_acquire().unwrap();
+    lab.trip();
+    lab.advance(ms(10));
+    let probe = lab.breaker.try_acquire().expect("the probe");
+    drop(early);
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: true
+        },
+        "only the probe itself can give the probe slot back"
+    );
+    assert!(
+        lab.breaker.try_acquire().is_err(),
+        "still one probe at a time"
+    );
+    probe.success();
+}
+
+/// A control: a panic is a failure *subject to B6*, so a stale permit
+/// unwinding past the probe cannot reopen the circuit.
+#[test]
+fn b7_a_stale_permit_dropped_in_a_panic_changes_nothing() {
+    let lab = Lab::new(1, ms(10));
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _early = lab.breaker.try_acquire().unwrap();
+        lab.breaker.try_acquire().unwrap().failure();
+        lab.advance(ms(10));
+        let probe = lab.breaker.try_acquire().expect("the probe");
+        std::mem::forget(probe);
+        panic!("unwinding with a stale permit");
+    }));
+    assert!(caught.is_err());
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: true
+        }
+    );
+}

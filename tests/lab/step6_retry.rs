@@ -1,0 +1,679 @@
+//! Step 6, the retry loop: `execute` (TODO(6); rules E1, E3-E6, E8, E9, B7,
+//! B8).
+
+use std::future::{Future, pending};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use retry_breaker::{ExecuteError, ManualClock, ManualSleeper, Rejected, Sleeper, State, backoff};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Fault, Lab, Script, ms, poll_once, retryable, run};
+
+const LOOPED: &str = "the retry loop did not stop (after the last attempt, or after a rejection?)";
+
+fn linear(attempt: u32) -> Duration {
+    ms(10) * attempt
+}
+
+#[test]
+fn e1_an_attempt_budget_of_zero_is_an_error_and_never_calls_the_task() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        let script = Script::new([]);
+        let result = lab
+            .breaker
+            .execute(
+                0,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert!(
+            matches!(result, Err(ExecuteError::NoAttempts)),
+            "{result:?}"
+        );
+        assert!(result.unwrap_err().to_string().contains("at least 1"));
+        assert_eq!(script.calls(), 0);
+        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    });
+}
+
+#[test]
+fn e5_a_first_time_success_returns_the_value_without_sleeping() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        let script = Script::new([Ok(7)]);
+        let result = lab
+            .breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert_eq!(result.unwrap(), 7);
+        assert_eq!(script.calls(), 1);
+        assert!(
+            lab.sleeper.delays().is_empty(),
+            "E6: no sleep before the first attempt"
+        );
+    });
+}
+
+#[test]
+fn e5_a_retryable_failure_is_retried_after_its_backoff() {
+    run(LOOPED, async {
+        let lab = Lab::new(5, ms(10));
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable), Ok(3)]);
+        let result = lab
+            .breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert_eq!(result.unwrap(), 3);
+        assert_eq!(script.calls(), 3);
+        assert_eq!(
+            lab.sleeper.delays(),
+            [ms(10), ms(20)],
+            "backoff(n) after attempt n fails"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "E4: the success counted"
+        );
+    });
+}
+
+#[test]
+fn e5_a_non_retryable_error_is_returned_at_once_with_the_original_as_source() {
+    run(LOOPED, async {
+        let lab = Lab::new(5, ms(10));
+        let script = Script::new([Err(Fault::Declined)]);
+        let result = lab
+            .breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ExecuteError::Task {
+                    attempt: 1,
+                    source: Fault::Declined
+                }
+            ),
+            "{error:?}"
+        );
+        let source = std::error::Error::source(&error).expect("the task's error is the source");
+        assert_eq!(source.to_string(), "declined");
+        assert_eq!(error.task_error(), Some(&Fault::Declined));
+        assert_eq!(script.calls(), 1);
+        assert!(
+            lab.sleeper.delays().is_empty(),
+            "no sleep when nothing will be retried"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 1 },
+            "E4: still a failure"
+        );
+    });
+}
+
+#[test]
+fn e6_the_last_failure_is_returned_without_a_sleep_after_it() {
+    run(LOOPED, async {
+        let lab = Lab::new(5, ms(10));
+        let script = Script::new([
+            Err(Fault::Timeout),
+            Err(Fault::Timeout),
+            Err(Fault::Unavailable),
+        ]);
+        let result = lab
+            .breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ExecuteError::Task {
+                    attempt: 3,
+                    source: Fault::Unavailable
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(error.into_task_error(), Some(Fault::Unavailable));
+        assert_eq!(script.calls(), 3);
+        assert_eq!(
+            lab.sleeper.delays(),
+            [ms(10), ms(20)],
+            "E6: no sleep after the last attempt"
+        );
+    });
+}
+
+#[test]
+fn e6_a_single_attempt_budget_never_sleeps() {
+    run(LOOPED, async {
+        let lab = Lab::new(5, ms(10));
+        let script = Script::new([Err(Fault::Timeout)]);
+        let result = lab
+            .breaker
+            .execute(
+                1,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert!(matches!(result, Err(ExecuteError::Task { attempt: 1, .. })));
+        assert!(lab.sleeper.delays().is_empty());
+    });
+}
+
+#[test]
+fn e4_every_attempt_is_reported_so_retries_can_open_the_circuit() {
+    run(LOOPED, async {
+        let lab = Lab::new(2, ms(100));
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Timeout)]);
+        let result = lab
+            .breaker
+            .execute(
+                5,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ExecuteError::Rejected {
+                    attempt: 3,
+                    rejection: Rejected::Open { .. }
+                }
+            ),
+            "the two failed attempts opened the circuit, so attempt 3 is refused: {error:?}"
+        );
+        assert_eq!(
+            script.calls(),
+            2,
+            "the refused attempt never reached the task"
+        );
+        assert_eq!(lab.sleeper.delays(), [ms(10), ms(20)]);
+        assert_eq!(lab.breaker.state(), State::Open { remaining: ms(80) });
+    });
+}
+
+#[test]
+fn e4_a_success_after_retries_resets_the_count() {
+    run(LOOPED, async {
+        let lab = Lab::new(3, ms(10));
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Timeout), Ok(1)]);
+        lab.breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await
+            .unwrap();
+        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    });
+}
+
+#[test]
+fn e3_a_rejection_ends_the_call_at_once_without_task_sleep_or_spin() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        lab.trip();
+        lab.advance(ms(4));
+        let script = Script::new([]);
+        let result = lab
+            .breaker
+            .execute(
+                5,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(error, ExecuteError::Rejected { attempt: 1, rejection: Rejected::Open { remaining } } if remaining == ms(6)),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("refused"), "{error}");
+        assert_eq!(
+            script.calls(),
+            0,
+            "B3: a rejected attempt never reaches the task"
+        );
+        assert!(
+            lab.sleeper.delays().is_empty(),
+            "E3: no sleep after a rejection"
+        );
+        assert_eq!(lab.breaker.state(), State::Open { remaining: ms(6) });
+    });
+}
+
+#[test]
+fn e3_a_call_refused_because_a_probe_is_out_says_so() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        lab.trip();
+        lab.advance(ms(10));
+        let probe = lab.breaker.try_acquire().unwrap();
+        let script = Script::new([]);
+        let result = lab
+            .breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert!(
+            matches!(
+                result,
+                Err(ExecuteError::Rejected {
+                    attempt: 1,
+                    rejection: Rejected::ProbeInFlight
+                })
+            ),
+            "{result:?}"
+        );
+        assert_eq!(script.calls(), 0);
+        probe.success();
+    });
+}
+
+#[test]
+fn e8_huge_backoffs_saturate_instead_of_panicking() {
+    run(LOOPED, async {
+        let lab = Lab::new(10, ms(10));
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Timeout), Ok(1)]);
+        let huge = backoff::exponential(Duration::MAX, Duration::MAX);
+        let result = lab
+            .breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                huge,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert_eq!(result.unwrap(), 1);
+        assert_eq!(lab.sleeper.delays(), [Duration::MAX, Duration::MAX]);
+    });
+}
+
+#[test]
+fn e9_the_same_inputs_give_the_same_behaviour() {
+    fn scenario() -> (Result<u32, String>, Vec<Duration>, State) {
+        run(LOOPED, async {
+            let lab = Lab::new(2, ms(50));
+            let script = Script::new([Err(Fault::Timeout), Ok(5)]);
+            let jitter = backoff::jittered(backoff::exponential(ms(10), ms(100)), 42);
+            let result = lab
+                .breaker
+                .execute(
+                    3,
+                    script.task(),
+                    retryable,
+                    jitter,
+                    &CancellationToken::new(),
+                    &lab.sleeper,
+                )
+                .await
+                .map_err(|e| e.to_string());
+            (result, lab.sleeper.delays(), lab.breaker.state())
+        })
+    }
+    assert_eq!(scenario(), scenario());
+}
+
+// --- Hostile tasks, predicates and callers (B7, B8) ---
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("<not a string>")
+}
+
+#[test]
+fn b7_a_panicking_task_panics_the_caller_unchanged_and_counts_as_a_failure() {
+    let lab = Arc::new(Lab::new(2, ms(10)));
+    let shared = Arc::clone(&lab);
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        run(LOOPED, async move {
+            let task = || async { panic!("payment client exploded") };
+            let _: Result<(), ExecuteError<Fault>> = shared
+                .breaker
+                .execute(
+                    3,
+                    task,
+                    retryable,
+                    linear,
+                    &CancellationToken::new(),
+                    &shared.sleeper,
+                )
+                .await;
+        })
+    }));
+    let payload =
+        caught.expect_err("B7: a panic in the task must reach the caller, not become an Err");
+    assert_eq!(panic_message(&*payload), "payment client exploded");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "B7: the panic counts as a failure"
+    );
+    assert!(lab.sleeper.delays().is_empty(), "a panic is not retried");
+}
+
+#[test]
+fn b7_a_task_that_panics_before_returning_its_future_counts_too() {
+    let lab = Arc::new(Lab::new(1, ms(10)));
+    let shared = Arc::clone(&lab);
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        run(LOOPED, async move {
+            let task =
+                || -> std::future::Ready<Result<(), Fault>> { panic!("could not even start") };
+            let _ = shared
+                .breaker
+                .execute(
+                    3,
+                    task,
+                    retryable,
+                    linear,
+                    &CancellationToken::new(),
+                    &shared.sleeper,
+                )
+                .await;
+        })
+    }));
+    assert_eq!(panic_message(&*caught.unwrap_err()), "could not even start");
+    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(10) });
+}
+
+#[test]
+fn b7_a_panicking_probe_does_not_wedge_the_breaker() {
+    let lab = Arc::new(Lab::new(1, ms(10)));
+    lab.trip();
+    lab.advance(ms(10));
+    let shared = Arc::clone(&lab);
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        run(LOOPED, async move {
+            let task = || async { panic!("probe exploded") };
+            let _: Result<(), _> = shared
+                .breaker
+                .execute(
+                    1,
+                    task,
+                    retryable,
+                    linear,
+                    &CancellationToken::new(),
+                    &shared.sleeper,
+                )
+                .await;
+        })
+    }));
+    assert!(caught.is_err());
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "the failed probe reopened it"
+    );
+    lab.advance(ms(10));
+    lab.breaker
+        .try_acquire()
+        .expect("a later probe is admitted")
+        .success();
+}
+
+#[test]
+fn b7_a_panicking_predicate_or_backoff_propagates_after_the_failure_was_counted() {
+    for culprit in ["retryable", "backoff"] {
+        let lab = Arc::new(Lab::new(3, ms(10)));
+        let shared = Arc::clone(&lab);
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            run(LOOPED, async move {
+                let script = Script::new([Err(Fault::Timeout)]);
+                let predicate = move |_: &Fault| -> bool {
+                    if culprit == "retryable" {
+                        panic!("predicate exploded")
+                    }
+                    true
+                };
+                let policy = move |_: u32| -> Duration { panic!("backoff exploded") };
+                let _ = shared
+                    .breaker
+                    .execute(
+                        2,
+                        script.task(),
+                        predicate,
+                        policy,
+                        &CancellationToken::new(),
+                        &shared.sleeper,
+                    )
+                    .await;
+            })
+        }));
+        let payload = caught.expect_err("the panic reaches the caller");
+        assert_eq!(
+            panic_message(&*payload),
+            format!(
+                "{} exploded",
+                if culprit == "retryable" {
+                    "predicate"
+                } else {
+                    "backoff"
+                }
+            )
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 1 },
+            "{culprit}: E4, the attempt was reported first"
+        );
+        lab.breaker
+            .try_acquire()
+            .expect("nothing is held")
+            .success();
+    }
+}
+
+#[test]
+fn b7_dropping_the_call_mid_attempt_gives_the_probe_slot_back() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    {
+        let cancel = CancellationToken::new();
+        let call = lab.breaker.execute(
+            3,
+            || pending::<Result<(), Fault>>(),
+            retryable,
+            linear,
+            &cancel,
+            &lab.sleeper,
+        );
+        let mut call = pin!(call);
+        assert!(poll_once(call.as_mut()).is_pending());
+        assert_eq!(
+            lab.breaker.state(),
+            State::HalfOpen {
+                probe_in_flight: true
+            }
+        );
+    } // The caller gives up, e.g. a timeout around execute fired.
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "B7: nothing was observed, so no verdict, but the slot is free again"
+    );
+    lab.breaker
+        .try_acquire()
+        .expect("the next attempt probes")
+        .success();
+}
+
+/// A sleep that never ends, so a test can stop a call in the middle of it.
+struct Endless;
+
+impl Sleeper for Endless {
+    fn sleep(&self, _: Duration) -> impl Future<Output = ()> + Send {
+        pending()
+    }
+}
+
+#[test]
+fn b7_dropping_the_call_mid_sleep_keeps_the_failures_already_counted() {
+    let lab = Lab::new(3, ms(10));
+    let script = Script::new([Err(Fault::Timeout)]);
+    {
+        let cancel = CancellationToken::new();
+        let call = lab
+            .breaker
+            .execute(3, script.task(), retryable, linear, &cancel, &Endless);
+        let mut call = pin!(call);
+        assert!(
+            poll_once(call.as_mut()).is_pending(),
+            "asleep after the first failure"
+        );
+    }
+    assert_eq!(script.calls(), 1);
+    assert_eq!(lab.breaker.state(), State::Closed { failures: 1 });
+    lab.breaker
+        .try_acquire()
+        .expect("nothing is held")
+        .success();
+}
+
+#[test]
+fn b8_no_lock_is_held_while_the_task_runs_or_the_call_sleeps() {
+    run(
+        "a lock was held while the task or the sleep ran (B8): the task deadlocked on it",
+        async {
+            let lab = Arc::new(Lab::new(2, ms(10)));
+            let inside = Arc::clone(&lab);
+            let mut attempt = 0;
+            let task = move || {
+                attempt += 1;
+                // Re-entering the breaker from inside the attempt must not block.
+                let state = inside.breaker.state();
+                let permit = inside
+                    .breaker
+                    .try_acquire()
+                    .expect("CLOSED admits a nested attempt");
+                permit.success();
+                let outcome = if attempt == 1 {
+                    Err(Fault::Timeout)
+                } else {
+                    Ok(state)
+                };
+                async move { outcome }
+            };
+            let reader = Arc::clone(&lab);
+            let policy = move |_: u32| {
+                let _ = reader.breaker.state();
+                ms(1)
+            };
+            let state = lab
+                .breaker
+                .execute(
+                    2,
+                    task,
+                    retryable,
+                    policy,
+                    &CancellationToken::new(),
+                    &lab.sleeper,
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                state,
+                State::Closed { failures: 1 },
+                "read inside attempt 2, after attempt 1 failed"
+            );
+        },
+    );
+}
+
+#[test]
+fn e5_execute_works_on_a_shared_breaker_from_a_spawned_task() {
+    run(LOOPED, async {
+        let clock = ManualClock::new();
+        let lab = Arc::new(Lab::new(2, ms(10)));
+        let shared = Arc::clone(&lab);
+        let sleeper = ManualSleeper::new(clock);
+        let handle = tokio::spawn(async move {
+            let script = Script::new([Err(Fault::Timeout), Ok(9)]);
+            shared
+                .breaker
+                .execute(
+                    2,
+                    script.task(),
+                    retryable,
+                    linear,
+                    &CancellationToken::new(),
+                    &sleeper,
+                )
+                .await
+        });
+        assert_eq!(handle.await.unwrap().unwrap(), 9);
+        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    });
+}

@@ -1,0 +1,212 @@
+//! Step 8, the contract's worked example end to end, as one timeline
+//! compared with a snapshot. No new TODO: this step passes when steps 1-7
+//! work together (threshold 2, cooldown 10 ms, manual clock from t = 0).
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::pin;
+use std::task::Poll;
+use std::time::Duration;
+
+use retry_breaker::{ExecuteError, State};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Fault, Lab, Script, ms, poll_once, retryable, run};
+
+fn show<T: Debug>(result: &Result<T, ExecuteError<Fault>>) -> String {
+    match result {
+        Ok(value) => format!("Ok({value:?})"),
+        Err(ExecuteError::Task { attempt, source }) => format!("Err(attempt {attempt}: {source})"),
+        Err(ExecuteError::Rejected { attempt, rejection }) => {
+            format!("Err(attempt {attempt} rejected: {rejection:?})")
+        }
+        Err(other) => format!("Err({other:?})"),
+    }
+}
+
+/// Polls a call once; it must finish.
+fn finish<F: Future>(call: std::pin::Pin<&mut F>) -> F::Output {
+    match poll_once(call) {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("this call had nothing left to wait for, yet it did not finish"),
+    }
+}
+
+#[test]
+fn worked_example_from_the_contract() {
+    let trace = run("the worked example did not finish", async {
+        let lab = Lab::new(2, ms(10));
+        let cancel = CancellationToken::new();
+        let backoff = |n: u32| ms(n.into());
+        let call = async |who: &'static str, attempts: u32, script: &Script| {
+            let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), who);
+            let result = lab
+                .breaker
+                .execute(
+                    attempts,
+                    script.traced(&lab.timeline, who),
+                    retryable,
+                    backoff,
+                    &cancel,
+                    &sleeper,
+                )
+                .await;
+            lab.timeline.log(
+                who,
+                format!("returns {} | {}", show(&result), lab.breaker.state()),
+            );
+        };
+
+        lab.timeline.log(
+            "--",
+            "1. call 1, one attempt, fails: one failure, still CLOSED",
+        );
+        call("call 1", 1, &Script::new([Err(Fault::Timeout)])).await;
+        lab.timeline
+            .log("--", "2. call 2, one attempt, fails: OPEN until t=10");
+        call("call 2", 1, &Script::new([Err(Fault::Timeout)])).await;
+
+        lab.timeline.log(
+            "--",
+            "3. at t=5 a call is rejected; its task is not invoked",
+        );
+        lab.advance(ms(5));
+        let untouched = Script::new([]);
+        call("call 3", 1, &untouched).await;
+        assert_eq!(untouched.calls(), 0);
+
+        lab.timeline.log(
+            "--",
+            "4. at t=10 the next call is the probe; it succeeds: CLOSED, count 0",
+        );
+        lab.advance(ms(5));
+        call("call 4", 1, &Script::new([Ok(4)])).await;
+        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+
+        lab.timeline.log(
+            "--",
+            "5. retry inside one call: timeout, then success after one sleep of backoff(1)",
+        );
+        let retried = Script::new([Err(Fault::Timeout), Ok(5)]);
+        call("call 5", 3, &retried).await;
+        assert_eq!(retried.calls(), 2);
+
+        lab.timeline.log(
+            "--",
+            "6. a stale success: call 6 is admitted while CLOSED, others open the circuit",
+        );
+        let release = CancellationToken::new();
+        let gate = release.clone();
+        let slow = || {
+            let gate = gate.clone();
+            async move {
+                gate.cancelled().await;
+                Ok::<u32, Fault>(6)
+            }
+        };
+        let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), "call 6");
+        let stale = lab
+            .breaker
+            .execute(1, slow, retryable, backoff, &cancel, &sleeper);
+        let mut stale = pin!(stale);
+        assert!(
+            poll_once(stale.as_mut()).is_pending(),
+            "call 6 waits for its dependency"
+        );
+        lab.timeline
+            .log("call 6", "admitted, waiting for the dependency");
+        call("call 7", 1, &Script::new([Err(Fault::Unavailable)])).await;
+        call("call 8", 1, &Script::new([Err(Fault::Unavailable)])).await;
+        release.cancel();
+        let result = finish(stale.as_mut());
+        lab.timeline.log(
+            "call 6",
+            format!("returns {} | {}", show(&result), lab.breaker.state()),
+        );
+        assert_eq!(
+            result.unwrap(),
+            6,
+            "B6: the stale value still goes back to its caller"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Open { remaining: ms(10) },
+            "B6: and changes nothing"
+        );
+
+        lab.timeline.log(
+            "--",
+            "7. at the deadline two callers ask at once: one probes, one is rejected",
+        );
+        lab.advance(ms(10));
+        let release = CancellationToken::new();
+        let gate = release.clone();
+        let probe_task = || {
+            let gate = gate.clone();
+            async move {
+                gate.cancelled().await;
+                Ok::<u32, Fault>(9)
+            }
+        };
+        let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), "call 9");
+        let probe = lab
+            .breaker
+            .execute(1, probe_task, retryable, backoff, &cancel, &sleeper);
+        let mut probe = pin!(probe);
+        assert!(poll_once(probe.as_mut()).is_pending());
+        lab.timeline.log(
+            "call 9",
+            format!("admitted as the probe | {}", lab.breaker.state()),
+        );
+        let refused = Script::new([]);
+        call("call 10", 3, &refused).await;
+        assert_eq!(refused.calls(), 0);
+        release.cancel();
+        let result = finish(probe.as_mut());
+        lab.timeline.log(
+            "call 9",
+            format!("returns {} | {}", show(&result), lab.breaker.state()),
+        );
+
+        lab.timeline.render()
+    });
+    insta::assert_snapshot!("worked_example", trace);
+}
+
+#[test]
+fn worked_example_step_4_had_the_probe_failed() {
+    let trace = run("the worked example did not finish", async {
+        let lab = Lab::new(2, ms(10));
+        let cancel = CancellationToken::new();
+        for (who, delay) in [("call 1", 0), ("call 2", 0), ("call 3", 10)] {
+            lab.advance(ms(delay));
+            let script = Script::new([Err(Fault::Timeout)]);
+            let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), who);
+            let result = lab
+                .breaker
+                .execute(
+                    1,
+                    script.traced(&lab.timeline, who),
+                    retryable,
+                    |_| Duration::ZERO,
+                    &cancel,
+                    &sleeper,
+                )
+                .await;
+            lab.timeline.log(
+                who,
+                format!("returns {} | {}", show(&result), lab.breaker.state()),
+            );
+        }
+        assert_eq!(
+            lab.breaker.state(),
+            State::Open { remaining: ms(10) },
+            "OPEN until t=20"
+        );
+        lab.advance(ms(9));
+        lab.timeline
+            .log("--", format!("at t=19: {}", lab.breaker.state()));
+        lab.timeline.render()
+    });
+    insta::assert_snapshot!("worked_example_failed_probe", trace);
+}

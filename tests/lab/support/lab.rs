@@ -1,0 +1,66 @@
+//! A breaker on a manual clock, with a sleeper on the same clock and a log
+//! of every transition.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use retry_breaker::{ManualClock, ManualSleeper, RetryBreaker, Transition};
+
+use super::timeline::Timeline;
+
+/// Milliseconds, the unit every scenario here is written in.
+pub fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+pub struct Lab {
+    pub clock: ManualClock,
+    pub sleeper: ManualSleeper,
+    pub breaker: RetryBreaker<ManualClock>,
+    pub timeline: Timeline,
+    transitions: Arc<Mutex<Vec<Transition>>>,
+}
+
+impl Lab {
+    /// A fresh breaker at t = 0.
+    pub fn new(threshold: u32, cooldown: Duration) -> Lab {
+        let clock = ManualClock::new();
+        let timeline = Timeline::new(clock.clone());
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&transitions);
+        let traced = timeline.clone();
+        let breaker = RetryBreaker::new(threshold, cooldown, clock.clone())
+            .expect("a valid configuration")
+            .with_transition_hook(move |t| {
+                log.lock().unwrap().push(*t);
+                traced.transition(t);
+            });
+        Lab {
+            sleeper: ManualSleeper::new(clock.clone()),
+            clock,
+            breaker,
+            timeline,
+            transitions,
+        }
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+    }
+
+    /// Every transition so far.
+    pub fn transitions(&self) -> Vec<Transition> {
+        self.transitions.lock().unwrap().clone()
+    }
+
+    /// Opens the circuit with `threshold` reported failures, at the current time.
+    pub fn trip(&self) {
+        for _ in 0..self.breaker.threshold() {
+            self.breaker
+                .try_acquire()
+                .expect("a closed circuit admits every attempt")
+                .failure();
+        }
+    }
+}

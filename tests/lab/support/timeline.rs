@@ -1,0 +1,73 @@
+//! A readable record of a scenario, for `insta` snapshots: every line is
+//! stamped with the manual clock's time, so a wrong implementation shows up
+//! as a diff of two timelines.
+
+use std::fmt::Display;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use retry_breaker::{Clock, ManualClock, Sleeper, Transition};
+
+#[derive(Clone)]
+pub struct Timeline {
+    clock: ManualClock,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Timeline {
+    pub fn new(clock: ManualClock) -> Timeline {
+        Timeline {
+            clock,
+            lines: Arc::default(),
+        }
+    }
+
+    /// Writes `what` happened to `who`, now.
+    pub fn log(&self, who: &str, what: impl Display) {
+        self.push(self.clock.now(), who, what);
+    }
+
+    /// Writes a transition at the time it happened.
+    pub fn transition(&self, t: &Transition) {
+        self.push(
+            t.at,
+            "breaker",
+            format!("{} -> {} ({})", t.from, t.to, t.generation),
+        );
+    }
+
+    /// A sleeper that sleeps on `inner` and writes each sleep down as `who`.
+    pub fn sleeper<S: Sleeper + Sync>(&self, inner: S, who: &'static str) -> TracedSleeper<S> {
+        TracedSleeper {
+            inner,
+            who,
+            timeline: self.clone(),
+        }
+    }
+
+    pub fn render(&self) -> String {
+        self.lines.lock().unwrap().join("\n")
+    }
+
+    fn push(&self, at: Duration, who: &str, what: impl Display) {
+        let stamp = format!("t={}ms", at.as_millis());
+        self.lines
+            .lock()
+            .unwrap()
+            .push(format!("{stamp:<8} {who:<8} {what}"));
+    }
+}
+
+pub struct TracedSleeper<S> {
+    inner: S,
+    who: &'static str,
+    timeline: Timeline,
+}
+
+impl<S: Sleeper + Sync> Sleeper for TracedSleeper<S> {
+    async fn sleep(&self, delay: Duration) {
+        self.timeline
+            .log(self.who, format!("sleeps {}ms", delay.as_millis()));
+        self.inner.sleep(delay).await;
+    }
+}

@@ -1,0 +1,48 @@
+//! A real-time guard around every async test, so a wrong implementation
+//! fails with a hint instead of hanging the suite.
+
+use std::future::Future;
+use std::panic::resume_unwind;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+use std::time::Duration;
+
+/// Generous: a correct run takes microseconds, with no real sleep anywhere.
+const LIMIT: Duration = Duration::from_secs(5);
+
+/// Runs `test` on its own thread and runtime. If it has not finished within
+/// the limit, fails with `hint`, which says what probably looped. A panic
+/// inside `test` reaches the caller unchanged, so `todo!()` messages and
+/// `should_panic` expectations work as usual.
+///
+/// A busy loop never yields, so an async timeout could not interrupt it;
+/// hence a thread, which the test process abandons if it spins.
+pub fn run<F>(hint: &str, test: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let (done, finished) = mpsc::channel();
+    let worker = thread::Builder::new()
+        .name("lab-watchdog".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .expect("a tokio runtime");
+            let output = runtime.block_on(test);
+            let _ = done.send(());
+            output
+        })
+        .expect("a test thread");
+    match finished.recv_timeout(LIMIT) {
+        // Disconnected: the worker panicked before reporting; join says how.
+        Ok(()) | Err(RecvTimeoutError::Disconnected) => match worker.join() {
+            Ok(output) => output,
+            Err(panic) => resume_unwind(panic),
+        },
+        Err(RecvTimeoutError::Timeout) => {
+            panic!("watchdog: the test was still running after {LIMIT:?}; probably {hint}")
+        }
+    }
+}

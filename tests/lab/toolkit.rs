@@ -1,0 +1,196 @@
+//! The parts the lab provides (clocks, sleepers, backoff helpers, error
+//! messages, the façade). No TODO here: these tests pass from the start and
+//! guard the scaffolding the steps stand on (E8, E9).
+
+use std::time::Duration;
+
+use retry_breaker::{
+    Clock, ExecuteError, Generation, ManualClock, ManualSleeper, Phase, Rejected, Sleeper, State,
+    SystemClock, TokioSleeper, Transition, backoff,
+};
+
+use crate::support::{Fault, ms};
+
+#[test]
+fn the_suite_tests_the_crate_the_command_asked_for() {
+    let expected =
+        std::env::var("LAB_EXPECT_CRATE").unwrap_or_else(|_| retry_breaker::UNDER_TEST.into());
+    assert_eq!(retry_breaker::UNDER_TEST, expected);
+}
+
+#[test]
+fn b2_a_new_breaker_is_closed_with_no_failures_in_generation_zero() {
+    let breaker = retry_breaker::RetryBreaker::new(3, ms(10), ManualClock::new()).unwrap();
+    assert_eq!(breaker.state(), State::Closed { failures: 0 });
+    assert_eq!(breaker.generation(), Generation::default());
+    assert_eq!((breaker.threshold(), breaker.cooldown()), (3, ms(10)));
+    assert!(format!("{breaker:?}").contains("Closed"));
+}
+
+#[test]
+fn a_manual_clock_moves_only_when_told_and_clones_share_it() {
+    let clock = ManualClock::new();
+    let handle = clock.clone();
+    assert_eq!(clock.now(), Duration::ZERO);
+    handle.advance(ms(7));
+    assert_eq!(clock.now(), ms(7));
+    handle.advance(Duration::MAX);
+    assert_eq!(
+        clock.now(),
+        Duration::MAX,
+        "saturates instead of overflowing"
+    );
+}
+
+#[test]
+fn the_system_clock_never_goes_backwards() {
+    let clock = SystemClock::new();
+    let first = clock.now();
+    assert!(clock.now() >= first);
+}
+
+#[test]
+fn a_manual_sleeper_advances_its_clock_records_delays_and_acts_only_when_polled() {
+    let clock = ManualClock::new();
+    let sleeper = ManualSleeper::new(clock.clone());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        sleeper.sleep(ms(3)).await;
+        sleeper.sleep(ms(4)).await;
+        drop(sleeper.sleep(ms(100))); // never polled: no effect
+    });
+    assert_eq!(clock.now(), ms(7));
+    assert_eq!(sleeper.clone().delays(), [ms(3), ms(4)]);
+}
+
+#[test]
+fn the_tokio_sleeper_sleeps_on_tokio_time_even_for_absurd_delays() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let start = tokio::time::Instant::now();
+        TokioSleeper.sleep(Duration::from_secs(3600)).await;
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_secs(3600),
+            "paused time advanced by the sleep"
+        );
+        let endless =
+            tokio::time::timeout(Duration::from_secs(1), TokioSleeper.sleep(Duration::MAX));
+        assert!(
+            endless.await.is_err(),
+            "Duration::MAX waits, and does not panic"
+        );
+    });
+}
+
+#[test]
+fn e8_constant_backoff() {
+    let policy = backoff::constant(ms(25));
+    assert_eq!([1, 2, u32::MAX].map(&policy), [ms(25); 3]);
+}
+
+#[test]
+fn e8_exponential_backoff_doubles_up_to_its_cap_and_saturates() {
+    let policy = backoff::exponential(ms(10), ms(300));
+    assert_eq!(
+        (1..=7).map(&policy).collect::<Vec<_>>(),
+        [10, 20, 40, 80, 160, 300, 300].map(ms)
+    );
+    assert_eq!(policy(0), ms(10), "attempt 0 is treated as the first");
+    let huge = backoff::exponential(Duration::MAX, Duration::MAX);
+    assert_eq!([1, 2, 64, u32::MAX].map(&huge), [Duration::MAX; 4]);
+    let capped = backoff::exponential(Duration::from_secs(1), Duration::from_secs(60));
+    assert_eq!(capped(40), Duration::from_secs(60));
+}
+
+#[test]
+fn e8_jitter_stays_within_half_to_full_and_is_a_pure_function_of_the_seed() {
+    let base = backoff::exponential(ms(100), ms(10_000));
+    let one = backoff::jittered(base.clone(), 1);
+    let two = backoff::jittered(base.clone(), 2);
+    let mut differs = false;
+    for attempt in 1..=20 {
+        let full = base(attempt);
+        let delay = one(attempt);
+        assert!(
+            full / 2 <= delay && delay <= full,
+            "attempt {attempt}: {delay:?} of {full:?}"
+        );
+        assert_eq!(one(attempt), delay, "same seed, same delay");
+        differs |= two(attempt) != delay;
+    }
+    assert!(differs, "different seeds spread the delays");
+    let extreme = backoff::jittered(backoff::constant(Duration::MAX), u64::MAX);
+    assert!(
+        extreme(u32::MAX) >= Duration::MAX / 2,
+        "no overflow at the extremes"
+    );
+    assert_eq!(
+        backoff::jittered(backoff::constant(Duration::ZERO), 9)(1),
+        Duration::ZERO
+    );
+}
+
+#[test]
+fn every_error_message_is_a_sentence_about_what_happened() {
+    let open = Rejected::Open { remaining: ms(5) }.to_string();
+    assert!(open.contains("open") && open.contains("5ms"), "{open}");
+    let busy = Rejected::ProbeInFlight.to_string();
+    assert!(busy.contains("probe"), "{busy}");
+    let cancelled = ExecuteError::<Fault>::Cancelled { attempts_made: 2 }.to_string();
+    assert!(
+        cancelled.contains("cancelled") && cancelled.contains('2'),
+        "{cancelled}"
+    );
+    let task = ExecuteError::Task {
+        attempt: 3,
+        source: Fault::Timeout,
+    };
+    assert!(task.to_string().contains("attempt 3"), "{task}");
+    let rejected = ExecuteError::<Fault>::Rejected {
+        attempt: 1,
+        rejection: Rejected::ProbeInFlight,
+    };
+    assert!(rejected.to_string().contains("probe"), "{rejected}");
+    assert!(
+        std::error::Error::source(&rejected).is_none(),
+        "the rejection is in the message"
+    );
+}
+
+#[test]
+fn states_phases_and_transitions_print_for_humans() {
+    assert_eq!(
+        State::Closed { failures: 1 }.to_string(),
+        "CLOSED (1 consecutive failure)"
+    );
+    assert_eq!(
+        State::Closed { failures: 2 }.to_string(),
+        "CLOSED (2 consecutive failures)"
+    );
+    assert_eq!(
+        State::Open { remaining: ms(3) }.to_string(),
+        "OPEN (3ms left)"
+    );
+    assert_eq!(
+        State::HalfOpen {
+            probe_in_flight: true
+        }
+        .to_string(),
+        "HALF-OPEN (probe in flight)"
+    );
+    assert_eq!(State::Open { remaining: ms(3) }.phase(), Phase::Open);
+    let transition = Transition {
+        from: Phase::Open,
+        to: Phase::HalfOpen,
+        at: ms(10),
+        generation: Generation::default(),
+    };
+    assert_eq!(transition.to_string(), "t=10ms OPEN -> HALF-OPEN (g0)");
+}

@@ -1,0 +1,299 @@
+//! Generates the student's `starter/src` from the reference `solution/src`.
+//!
+//! The solution marks each student part:
+//!
+//! ```text
+//! // BEGIN TODO(3): what to write, in one line
+//! ...reference code...
+//! // END TODO
+//! ```
+//!
+//! and the generator replaces the region with a `todo!()` naming the TODO.
+//! Some parts must not panic in the starter, because earlier steps run
+//! through them (a missing generation check, say, must not stop step 1's
+//! tests). Such a region carries its stand-in after a `// STARTER:` line:
+//! the lines that follow, each behind `// STARTER:`, become the starter's
+//! code (none at all: the rule is simply absent until the student adds it).
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// One student part, as found in the solution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Todo {
+    pub step: u32,
+    pub summary: String,
+    /// Source file, relative to the crate's `src`.
+    pub file: String,
+    /// 1-based line of the `// TODO(n)` comment in the generated starter.
+    pub starter_line: usize,
+    /// Which of the regions with this same comment in the file this is (from 1).
+    occurrence: usize,
+}
+
+pub const SOLUTION_CRATE: &str = "retry_breaker_solution";
+pub const STARTER_CRATE: &str = "retry_breaker_starter";
+
+const BEGIN: &str = "// BEGIN TODO(";
+const STANDIN: &str = "// STARTER:";
+const END: &str = "// END TODO";
+
+/// Lints silenced in the starter only: the cut-out bodies leave parameters
+/// unused and code after a `todo!()` unreachable, which is expected there.
+const STARTER_ALLOWS: &str = "#![allow(unused_variables, unused_mut, unused_imports, unreachable_code, dead_code, clippy::diverging_sub_expression, clippy::needless_return)]";
+
+/// Turns one solution file into its starter version. `keep_below` keeps the
+/// reference code of every TODO with a smaller step number, which is how
+/// `check-starter` simulates a student who has finished the earlier steps.
+pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Todo>), String> {
+    let mut out = String::new();
+    let mut todos = Vec::new();
+    let mut lines = source.lines().enumerate();
+    while let Some((index, line)) = lines.next() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with(STANDIN) || trimmed.starts_with(END) {
+            return Err(format!(
+                "{file}:{}: marker outside a TODO region",
+                index + 1
+            ));
+        }
+        let Some(rest) = trimmed.strip_prefix(BEGIN) else {
+            let line = line.replace(SOLUTION_CRATE, STARTER_CRATE);
+            out.push_str(&line);
+            out.push('\n');
+            continue;
+        };
+        let indent = &line[..line.len() - trimmed.len()];
+        let (step, summary) = parse_begin(rest)
+            .ok_or_else(|| format!("{file}:{}: expected `{BEGIN}n): summary`", index + 1))?;
+
+        let mut reference = Vec::new();
+        let mut standin: Option<Vec<String>> = None;
+        loop {
+            let Some((_, line)) = lines.next() else {
+                return Err(format!(
+                    "{file}:{}: TODO({step}) is never closed",
+                    index + 1
+                ));
+            };
+            let trimmed = line.trim_start();
+            if trimmed.starts_with(END) {
+                break;
+            } else if let Some(code) = trimmed.strip_prefix(STANDIN) {
+                let code = code.strip_prefix(' ').unwrap_or(code);
+                let standin = standin.get_or_insert_with(Vec::new);
+                if !code.is_empty() {
+                    standin.push(format!("{indent}{code}"));
+                }
+            } else if trimmed.starts_with(BEGIN) {
+                return Err(format!("{file}:{}: TODO regions do not nest", index + 1));
+            } else if standin.is_some() {
+                return Err(format!(
+                    "{file}:{}: code after `{STANDIN}` in TODO({step})",
+                    index + 1
+                ));
+            } else {
+                reference.push(line);
+            }
+        }
+
+        if step < keep_below {
+            for line in reference {
+                out.push_str(line);
+                out.push('\n');
+            }
+            continue;
+        }
+        let starter_line = out.lines().count() + 1;
+        let message = format!("TODO({step}): {summary}; see LAB.md, step {step}");
+        writeln!(out, "{indent}// TODO({step}): {summary}").unwrap();
+        match standin {
+            None => writeln!(out, "{indent}todo!({message:?})").unwrap(),
+            Some(code) if code.is_empty() => writeln!(
+                out,
+                "{indent}// (Skipped for now, so the earlier steps keep working.)"
+            )
+            .unwrap(),
+            Some(code) => {
+                writeln!(
+                    out,
+                    "{indent}// For now, a stand-in that ignores this rule, so the earlier steps keep working:"
+                )
+                .unwrap();
+                for line in code {
+                    out.push_str(&line);
+                    out.push('\n');
+                }
+            }
+        }
+        let occurrence = 1 + todos
+            .iter()
+            .filter(|todo: &&Todo| todo.step == step && todo.summary == summary)
+            .count();
+        todos.push(Todo {
+            step,
+            summary,
+            file: file.to_owned(),
+            starter_line,
+            occurrence,
+        });
+    }
+    if file == "lib.rs" {
+        out = add_crate_attributes(&out);
+    }
+    Ok((out, todos))
+}
+
+fn parse_begin(rest: &str) -> Option<(u32, String)> {
+    let (number, summary) = rest.split_once("):")?;
+    let step = number.trim().parse().ok()?;
+    let summary = summary.trim();
+    (!summary.is_empty()).then(|| (step, summary.to_owned()))
+}
+
+/// Puts the starter's lint allowances right after the crate's `//!` docs.
+fn add_crate_attributes(lib: &str) -> String {
+    let docs = lib
+        .lines()
+        .take_while(|line| line.starts_with("//!"))
+        .count();
+    let mut out = String::new();
+    for (index, line) in lib.lines().enumerate() {
+        if index == docs {
+            out.push('\n');
+            out.push_str("// The student's crate: fill in the TODO(n) parts in the order LAB.md\n");
+            out.push_str(
+                "// teaches them. Generated from the solution by `cargo xtask sync-starter`.\n",
+            );
+            out.push_str(STARTER_ALLOWS);
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// The starter as the generator would write it: file name and contents for
+/// every `.rs` file of the solution, plus every TODO found.
+pub fn generate(
+    solution_src: &Path,
+    keep_below: u32,
+) -> Result<(Vec<(String, String)>, Vec<Todo>), String> {
+    let mut names: Vec<String> = fs::read_dir(solution_src)
+        .map_err(|e| format!("cannot read {}: {e}", solution_src.display()))?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".rs"))
+        .collect();
+    names.sort();
+    let mut files = Vec::new();
+    let mut todos = Vec::new();
+    for name in names {
+        let source = fs::read_to_string(solution_src.join(&name))
+            .map_err(|e| format!("cannot read {name}: {e}"))?;
+        let (text, found) = cut(&name, &source, keep_below)?;
+        let text = rustfmt(&text).map_err(|e| format!("{name}: {e}"))?;
+        todos.extend(found.into_iter().map(|todo| locate(todo, &text)));
+        files.push((name, text));
+    }
+    todos.sort_by_key(|todo| todo.step);
+    Ok((files, todos))
+}
+
+/// Formats generated code the way `cargo fmt` would, so the committed
+/// starter passes `cargo fmt --check` and the comparison is stable.
+fn rustfmt(code: &str) -> Result<String, String> {
+    let mut child = Command::new(std::env::var("RUSTFMT").unwrap_or_else(|_| "rustfmt".into()))
+        .args(["--edition", "2024", "--emit", "stdout"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run rustfmt (rustup component add rustfmt): {e}"))?;
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(code.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+    if !output.status.success() {
+        return Err(format!(
+            "rustfmt failed on the generated code:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    String::from_utf8(output.stdout).map_err(|e| e.to_string())
+}
+
+/// Finds where formatting put a TODO's comment.
+fn locate(mut todo: Todo, text: &str) -> Todo {
+    let comment = format!("// TODO({}): {}", todo.step, todo.summary);
+    let mut seen = 0;
+    for (index, line) in text.lines().enumerate() {
+        if line.trim() == comment {
+            seen += 1;
+            if seen == todo.occurrence {
+                todo.starter_line = index + 1;
+            }
+        }
+    }
+    todo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = "fn a() -> u32 {
+    // BEGIN TODO(2): return two
+    2
+    // END TODO
+}
+fn b() -> bool {
+    // BEGIN TODO(1): say yes
+    true
+    // STARTER: false
+    // END TODO
+}
+";
+
+    #[test]
+    fn cuts_regions_into_todos_and_standins() {
+        let (out, todos) = cut("x.rs", SOURCE, 0).unwrap();
+        assert!(out.contains("    todo!(\"TODO(2): return two; see LAB.md, step 2\")\n"));
+        assert!(out.contains("    false\n"));
+        assert!(!out.contains("    2\n") && !out.contains("true"));
+        assert_eq!(todos.len(), 2);
+        assert_eq!(
+            out.lines().nth(todos[0].starter_line - 1).unwrap().trim(),
+            "// TODO(2): return two"
+        );
+    }
+
+    #[test]
+    fn keeps_the_reference_code_of_earlier_steps() {
+        let (out, todos) = cut("x.rs", SOURCE, 2).unwrap();
+        assert!(out.contains("    true\n"));
+        assert!(out.contains("todo!(\"TODO(2)"));
+        assert_eq!(todos.len(), 1);
+    }
+
+    #[test]
+    fn rejects_unclosed_and_nested_regions() {
+        assert!(cut("x.rs", "// BEGIN TODO(1): a\n", 0).is_err());
+        assert!(
+            cut(
+                "x.rs",
+                "// BEGIN TODO(1): a\n// BEGIN TODO(2): b\n// END TODO\n",
+                0
+            )
+            .is_err()
+        );
+        assert!(cut("x.rs", "// END TODO\n", 0).is_err());
+        assert!(cut("x.rs", "// BEGIN TODO(x): a\n// END TODO\n", 0).is_err());
+    }
+}
