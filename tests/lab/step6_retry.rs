@@ -542,7 +542,7 @@ fn b7_dropping_the_call_mid_attempt_gives_the_probe_slot_back() {
         let cancel = CancellationToken::new();
         let call = lab.breaker.execute(
             3,
-            || pending::<Result<(), Fault>>(),
+            pending::<Result<(), Fault>>,
             retryable,
             linear,
             &cancel,

@@ -177,12 +177,16 @@ fn add_crate_attributes(lib: &str) -> String {
     out
 }
 
-/// The starter as the generator would write it: file name and contents for
-/// every `.rs` file of the solution, plus every TODO found.
-pub fn generate(
-    solution_src: &Path,
-    keep_below: u32,
-) -> Result<(Vec<(String, String)>, Vec<Todo>), String> {
+/// The starter as the generator would write it.
+pub struct Starter {
+    /// File name and contents for every `.rs` file of the solution.
+    pub files: Vec<(String, String)>,
+    /// Every TODO region, by step.
+    pub todos: Vec<Todo>,
+}
+
+/// Generates the starter from the solution's sources.
+pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String> {
     let mut names: Vec<String> = fs::read_dir(solution_src)
         .map_err(|e| format!("cannot read {}: {e}", solution_src.display()))?
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
@@ -200,7 +204,7 @@ pub fn generate(
         files.push((name, text));
     }
     todos.sort_by_key(|todo| todo.step);
-    Ok((files, todos))
+    Ok(Starter { files, todos })
 }
 
 /// Formats generated code the way `cargo fmt` would, so the committed

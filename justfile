@@ -1,0 +1,59 @@
+# The retry-breaker lab. `just` lists the recipes; every one has a plain-cargo
+# equivalent, given in its comment.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Student runs must never accept a snapshot or write proptest regression
+# files: a wrong answer has to stay red.
+student_env := "INSTA_UPDATE=no INSTA_FORCE_PASS=0 PROPTEST_DISABLE_FAILURE_PERSISTENCE=1"
+solution_flags := "--no-default-features --features retry-breaker/solution"
+
+# List the recipes.
+default:
+    @just --list --unsorted
+
+# Run the suite against YOUR starter crate; `just test 3` or `just test half_open` runs one step.
+# (cargo: `cargo test --test lab -- step3_`)
+test step="":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    filter=$(cargo xtask filter {{quote(step)}})
+    if ! git diff --quiet HEAD -- tests/lab/snapshots 2>/dev/null; then
+        echo "warning: the committed snapshots in tests/lab/snapshots were changed; the suite compares against them, so restore them with: git checkout tests/lab/snapshots" >&2
+    fi
+    {{student_env}} cargo test --test lab -- $filter
+
+# Run the suite, the doc tests and the tools' tests against the reference solution.
+# (cargo: `cargo test --workspace --exclude retry-breaker-starter --no-default-features --features retry-breaker/solution`)
+test-solution step="":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    filter=$(cargo xtask filter {{quote(step)}})
+    if [ -n "$filter" ]; then
+        INSTA_UPDATE=no cargo test --test lab {{solution_flags}} -- $filter
+    else
+        INSTA_UPDATE=no cargo test --workspace --exclude retry-breaker-starter {{solution_flags}}
+    fi
+
+# Regenerate starter/ from the TODO markers in solution/ (cargo: `cargo xtask sync-starter`).
+sync-starter:
+    cargo xtask sync-starter
+
+# Fail if the committed starter differs from the generated one (cargo: `cargo xtask check-sync`).
+check-sync:
+    cargo xtask check-sync
+
+# Instructors only: re-record the snapshots from the solution, then review `git diff`.
+accept-snapshots:
+    INSTA_UPDATE=always cargo test --test lab {{solution_flags}}
+    git diff --stat -- tests/lab/snapshots
+
+# Formatting, lints and docs, as CI checks them.
+lint:
+    cargo fmt --all --check
+    cargo clippy --workspace --all-targets {{solution_flags}} -- -D warnings
+    cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
+
+# Everything CI runs (cargo: `bash .ci/run`).
+ci: check-sync test-solution lint
