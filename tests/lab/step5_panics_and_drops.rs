@@ -60,7 +60,7 @@ fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
     lab.trip();
     lab.advance(ms(10));
     let generation = {
-        let probe = lab.breaker.try_acquire().expect("the probe");
+        let probe = lab.probe();
         probe.generation()
     };
     assert_eq!(
@@ -95,7 +95,7 @@ fn b7_a_dropped_permit_records_no_verdict_in_any_state() {
     );
     lab.breaker.try_acquire().unwrap().failure();
     lab.advance(ms(10));
-    drop(lab.breaker.try_acquire().expect("the probe"));
+    drop(lab.probe());
     assert_eq!(
         lab.breaker.state(),
         State::HalfOpen {
@@ -112,7 +112,7 @@ fn b7_a_stale_permit_dropped_does_not_free_the_current_probe_slot() {
     let early = lab.breaker.try_acquire().unwrap();
     lab.trip();
     lab.advance(ms(10));
-    let probe = lab.breaker.try_acquire().expect("the probe");
+    let probe = lab.probe();
     drop(early);
     assert_eq!(
         lab.breaker.state(),
@@ -137,7 +137,7 @@ fn b7_a_stale_permit_dropped_in_a_panic_changes_nothing() {
         let _early = lab.breaker.try_acquire().unwrap();
         lab.breaker.try_acquire().unwrap().failure();
         lab.advance(ms(10));
-        let probe = lab.breaker.try_acquire().expect("the probe");
+        let probe = lab.probe();
         std::mem::forget(probe);
         panic!("unwinding with a stale permit");
     }));

@@ -2,9 +2,12 @@
 //! `cargo xtask <command>`.
 
 mod starter;
+mod suite;
 
+use std::collections::BTreeMap;
 use std::fs;
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -13,7 +16,9 @@ commands:
   sync-starter    regenerate starter/src from the TODO markers in solution/src
   check-sync      fail if the committed starter differs from what sync-starter writes
   todos           list the TODOs in the order LAB.md teaches them
-  filter [STEP]   print the test filter for a step, given as a number (3) or a name (half_open)";
+  filter [STEP]   print the test filter for a step, given as a number (3) or a name (half_open)
+  progress        run the suite on the starter and print a scoreboard by step
+  check-starter   prove that every step's tests fail until that step is done, naming its TODO";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,6 +26,8 @@ fn main() -> ExitCode {
         Some("sync-starter") => sync_starter(),
         Some("check-sync") => check_sync(),
         Some("todos") => list_todos(),
+        Some("progress") => progress(),
+        Some("check-starter") => check_starter(),
         Some("filter") => step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     };
@@ -150,5 +157,306 @@ fn step_filter(step: &str) -> Result<(), String> {
                 known.join(", ")
             ))
         }
+    }
+}
+
+/// Text styles for a terminal; plain text when piped or when `NO_COLOR` is set.
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn detect() -> Style {
+        Style {
+            on: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+}
+
+fn progress() -> Result<(), String> {
+    let root = root();
+    let style = Style::detect();
+    println!("Running the suite against your starter...");
+    let results = suite::run_lab(&root, None, &[])?;
+    let mut next: Option<(u32, String)> = None;
+    println!();
+    for (number, name) in steps()? {
+        let tests: Vec<(&String, &suite::Outcome)> = results
+            .iter()
+            .filter(|(test, _)| suite::step_of(test) == Some(number))
+            .collect();
+        let passed = tests.iter().filter(|(_, outcome)| outcome.passed).count();
+        let done = passed == tests.len();
+        let mark = if done {
+            style.paint("32", "done")
+        } else if next.is_none() {
+            next = Some((number, name.clone()));
+            style.paint("33", "<- next")
+        } else {
+            String::new()
+        };
+        println!(
+            "  step {number}  {name:<18} {passed:>2}/{:<2}  {mark}",
+            tests.len()
+        );
+    }
+    let provided: Vec<&suite::Outcome> = results
+        .iter()
+        .filter(|(test, _)| suite::step_of(test).is_none())
+        .map(|(_, outcome)| outcome)
+        .collect();
+    let ok = provided.iter().filter(|outcome| outcome.passed).count();
+    println!("  provided parts          {ok:>2}/{:<2}", provided.len());
+    println!();
+
+    let Some((step, name)) = next else {
+        println!(
+            "{}",
+            style.paint(
+                "32",
+                "Every step passes. Well done! See LAB.md, \"Going further\"."
+            )
+        );
+        return Ok(());
+    };
+    println!("Next: step {step} ({name}). Run it alone with `just test {step}`.");
+    match find_todo(&root.join("starter/src"), step) {
+        Some((file, line, text)) => println!("  your TODO: starter/src/{file}:{line}  {text}"),
+        None => println!(
+            "  no `TODO({step})` marker is left in starter/src; LAB.md, step {step}, says what the tests expect"
+        ),
+    }
+    if let Some((test, outcome)) = results
+        .iter()
+        .find(|(test, outcome)| suite::step_of(test) == Some(step) && !outcome.passed)
+    {
+        println!("  first failing test: {test}");
+        println!(
+            "  it says: {}",
+            style.paint("31", &suite::reason(&outcome.output))
+        );
+    }
+    Ok(())
+}
+
+/// The first line in the starter that still mentions `TODO(step)`.
+fn find_todo(dir: &Path, step: u32) -> Option<(String, usize, String)> {
+    let marker = format!("TODO({step})");
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".rs"))
+        .collect();
+    names.sort();
+    names.into_iter().find_map(|name| {
+        let text = fs::read_to_string(dir.join(&name)).ok()?;
+        let (index, line) = text
+            .lines()
+            .enumerate()
+            .find(|(_, line)| line.contains(&marker))?;
+        Some((name, index + 1, line.trim().to_owned()))
+    })
+}
+
+/// Tests documented as controls (`/// A control: why`): they check that a
+/// rule is not over-applied, so they may pass before their step is done.
+fn controls() -> Result<BTreeMap<String, String>, String> {
+    let mut found = BTreeMap::new();
+    for (number, name) in steps()? {
+        let module = format!("step{number}_{name}");
+        let text = fs::read_to_string(root().join("tests/lab").join(format!("{module}.rs")))
+            .map_err(|e| e.to_string())?;
+        let mut reason: Option<String> = None;
+        for line in text.lines().map(str::trim) {
+            if let Some(doc) = line.strip_prefix("///") {
+                let doc = doc.trim();
+                match (&mut reason, doc.strip_prefix("A control:")) {
+                    (_, Some(start)) => reason = Some(start.trim().to_owned()),
+                    (Some(reason), None) => {
+                        reason.push(' ');
+                        reason.push_str(doc);
+                    }
+                    (None, None) => {}
+                }
+            } else if let Some(rest) = line.strip_prefix("fn ") {
+                if let (Some(why), Some(test)) = (reason.take(), rest.split('(').next()) {
+                    found.insert(format!("{module}::{test}"), why);
+                }
+            } else if !line.starts_with("#[") {
+                reason = None;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The workspace members the suite needs; the scratch copy leaves out the
+/// rest (the demo, the benchmarks), which the suite never builds.
+const SUITE_MEMBERS: &[&str] = &[".", "solution", "starter", "xtask"];
+
+/// Copies what the suite needs of the workspace to `to`.
+fn copy_suite_workspace(from: &Path, to: &Path) -> Result<(), String> {
+    for entry in fs::read_dir(from).map_err(|e| e.to_string())? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = entry.file_type().map_err(|e| e.to_string())?.is_dir();
+        let wanted = !is_dir
+            || SUITE_MEMBERS.contains(&name.as_str())
+            || [".cargo", "src", "tests"].contains(&name.as_str());
+        if wanted {
+            copy_tree(&entry.path(), &to.join(&name))?;
+        }
+    }
+    let manifest = to.join("Cargo.toml");
+    let text = fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
+    let members: Vec<String> = SUITE_MEMBERS.iter().map(|m| format!("{m:?}")).collect();
+    let text: Vec<String> = text
+        .lines()
+        .map(|line| {
+            if line.starts_with("members = ") {
+                format!("members = [{}]", members.join(", "))
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect();
+    fs::write(&manifest, text.join("\n") + "\n").map_err(|e| e.to_string())
+}
+
+/// Copies a file, or a folder and everything in it.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    if !from.is_dir() {
+        return fs::copy(from, to)
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", from.display()));
+    }
+    fs::create_dir_all(to).map_err(|e| e.to_string())?;
+    for entry in fs::read_dir(from).map_err(|e| e.to_string())? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
+/// For every step v, builds the starter as a student who has finished
+/// steps 1..v would have it (the reference code kept for those TODOs, the
+/// rest cut), runs the suite, and checks that exactly the finished steps
+/// pass, and that every failure names the TODO to work on.
+fn check_starter() -> Result<(), String> {
+    let root = root();
+    let scratch = root.join("target/check-starter");
+    let workspace = scratch.join("workspace");
+    if workspace.exists() {
+        fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
+    }
+    fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
+    copy_suite_workspace(&root, &workspace)?;
+
+    let todo_steps: Vec<u32> = {
+        let mut steps: Vec<u32> = starter::generate(&root.join("solution/src"), 0)?
+            .todos
+            .iter()
+            .map(|todo| todo.step)
+            .collect();
+        steps.dedup();
+        steps
+    };
+    let last = *todo_steps
+        .last()
+        .ok_or("the solution has no TODO regions")?;
+    let controls = controls()?;
+    let mut problems = Vec::new();
+
+    for done in 0..=last {
+        let variant = starter::generate(&root.join("solution/src"), done + 1)?;
+        let src = workspace.join("starter/src");
+        fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
+        fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+        for (name, text) in &variant.files {
+            fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+        }
+        let label = if done == 0 {
+            "the untouched starter".to_owned()
+        } else {
+            format!("steps 1-{done} done")
+        };
+        // `done + 1` keeps TODOs 1..=done: the student has finished those.
+        let results = suite::run_lab(&workspace, Some(&scratch.join("target")), &[])?;
+        let failed = results.values().filter(|outcome| !outcome.passed).count();
+        println!(
+            "{label:<22} {:>3} passed, {failed:>3} failed",
+            results.len() - failed
+        );
+        let working_on = done + 1;
+        for (test, outcome) in &results {
+            let step = suite::step_of(test);
+            let must_pass = match step {
+                None => true,
+                Some(k) => k <= done || (!todo_steps.contains(&k) && done == last),
+            };
+            if must_pass {
+                if !outcome.passed {
+                    problems.push(format!(
+                        "{label}: {test} fails, but everything it needs is done: {}",
+                        suite::reason(&outcome.output)
+                    ));
+                }
+                continue;
+            }
+            let k = step.expect("provided tests always must pass");
+            if outcome.passed {
+                if todo_steps.contains(&k) && k == working_on && !controls.contains_key(test) {
+                    problems.push(format!(
+                        "{label}: {test} passes although TODO({k}) is not done: it asserts nothing about step {k}, or it is a control (document it with `/// A control: why`)"
+                    ));
+                }
+                continue;
+            }
+            let named = suite::todos_named(&outcome.output);
+            let expected = if k == working_on {
+                named.contains(&working_on)
+            } else {
+                named.iter().any(|&j| j >= working_on && j <= k)
+            };
+            if !expected {
+                problems.push(format!(
+                    "{label}: {test} fails without naming TODO({working_on}){}: {}",
+                    if k == working_on {
+                        String::new()
+                    } else {
+                        format!("..TODO({k})")
+                    },
+                    suite::reason(&outcome.output)
+                ));
+            }
+        }
+    }
+
+    println!(
+        "\ncontrols (may pass before their step is done; they guard against over-applying a rule):"
+    );
+    for (test, why) in &controls {
+        println!("  {test}: {why}");
+    }
+    println!("provided parts (pass from the start): the `toolkit` tests");
+    if problems.is_empty() {
+        println!(
+            "\ncheck-starter: every step's tests fail until that step is done, each naming its TODO"
+        );
+        Ok(())
+    } else {
+        Err(format!(
+            "\ncheck-starter found {} problem(s):\n  {}",
+            problems.len(),
+            problems.join("\n  ")
+        ))
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use retry_breaker::{ManualClock, ManualSleeper, RetryBreaker, Transition};
+use retry_breaker::{ManualClock, ManualSleeper, Permit, RetryBreaker, Transition};
 
 use super::timeline::Timeline;
 
@@ -52,6 +52,14 @@ impl Lab {
     /// Every transition so far.
     pub fn transitions(&self) -> Vec<Transition> {
         self.transitions.lock().unwrap().clone()
+    }
+
+    /// Admits the probe of a circuit whose cooldown is over. Steps after 3
+    /// need one, so a missing probe names the TODO that admits it.
+    pub fn probe(&self) -> Permit<'_, ManualClock> {
+        self.breaker.try_acquire().expect(
+            "TODO(3): the first attempt at or after the deadline must be admitted as the probe",
+        )
     }
 
     /// Opens the circuit with `threshold` reported failures, at the current time.
