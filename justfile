@@ -35,6 +35,14 @@ test-solution step="":
         INSTA_UPDATE=no cargo test --workspace --exclude retry-breaker-starter {{solution_flags}}
     fi
 
+# Your scoreboard: tests passing per step, and where your next TODO is (cargo: `cargo xtask progress`).
+progress:
+    cargo xtask progress
+
+# Instructors: prove each step's tests fail until that step is done, naming its TODO (cargo: `cargo xtask check-starter`).
+check-starter:
+    cargo xtask check-starter
+
 # Regenerate starter/ from the TODO markers in solution/ (cargo: `cargo xtask sync-starter`).
 sync-starter:
     cargo xtask sync-starter
@@ -56,4 +64,4 @@ lint:
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync test-solution lint
+ci: check-sync test-solution check-starter lint

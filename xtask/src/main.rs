@@ -228,28 +228,35 @@ fn progress() -> Result<(), String> {
         return Ok(());
     };
     println!("Next: step {step} ({name}). Run it alone with `just test {step}`.");
-    match find_todo(&root.join("starter/src"), step) {
+    let failure = results
+        .iter()
+        .find(|(test, outcome)| suite::step_of(test) == Some(step) && !outcome.passed);
+    let reason = failure.map(|(_, outcome)| suite::reason(&outcome.output));
+    // Point at the very TODO the failure names if it still stands in the
+    // starter, or else at the step's first remaining marker.
+    let named = reason
+        .as_deref()
+        .and_then(|reason| reason.split_once(&format!("TODO({step}): ")))
+        .map(|(_, rest)| rest.split("; see LAB.md").next().unwrap_or(rest).to_owned());
+    let src = root.join("starter/src");
+    let todo = named
+        .and_then(|summary| find_todo(&src, &format!("TODO({step}): {summary}")))
+        .or_else(|| find_todo(&src, &format!("TODO({step})")));
+    match todo {
         Some((file, line, text)) => println!("  your TODO: starter/src/{file}:{line}  {text}"),
         None => println!(
             "  no `TODO({step})` marker is left in starter/src; LAB.md, step {step}, says what the tests expect"
         ),
     }
-    if let Some((test, outcome)) = results
-        .iter()
-        .find(|(test, outcome)| suite::step_of(test) == Some(step) && !outcome.passed)
-    {
+    if let (Some((test, _)), Some(reason)) = (failure, reason) {
         println!("  first failing test: {test}");
-        println!(
-            "  it says: {}",
-            style.paint("31", &suite::reason(&outcome.output))
-        );
+        println!("  it says: {}", style.paint("31", &reason));
     }
     Ok(())
 }
 
-/// The first line in the starter that still mentions `TODO(step)`.
-fn find_todo(dir: &Path, step: u32) -> Option<(String, usize, String)> {
-    let marker = format!("TODO({step})");
+/// The first line in the starter that contains `marker`.
+fn find_todo(dir: &Path, marker: &str) -> Option<(String, usize, String)> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .ok()?
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
@@ -261,7 +268,7 @@ fn find_todo(dir: &Path, step: u32) -> Option<(String, usize, String)> {
         let (index, line) = text
             .lines()
             .enumerate()
-            .find(|(_, line)| line.contains(&marker))?;
+            .find(|(_, line)| line.contains(marker))?;
         Some((name, index + 1, line.trim().to_owned()))
     })
 }
