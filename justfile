@@ -5,7 +5,7 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Student runs must never accept a snapshot or write proptest regression
 # files: a wrong answer has to stay red.
-student_env := "INSTA_UPDATE=no INSTA_FORCE_PASS=0 PROPTEST_DISABLE_FAILURE_PERSISTENCE=1"
+student_env := "INSTA_UPDATE=no INSTA_FORCE_PASS=0 PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 PROPTEST_CASES=64"
 solution_flags := "--no-default-features --features retry-breaker/solution"
 
 # List the recipes.
@@ -42,6 +42,10 @@ progress:
 # Instructors: prove each step's tests fail until that step is done, naming its TODO (cargo: `cargo xtask check-starter`).
 check-starter:
     cargo xtask check-starter
+
+# A deep exploration: many more property-test cases against the solution (cargo: see the justfile).
+explore cases="20000":
+    PROPTEST_CASES={{cases}} LAB_WATCHDOG_SECS=1800 INSTA_UPDATE=no cargo test --release --test lab {{solution_flags}} -- step9_explore --nocapture
 
 # Regenerate starter/ from the TODO markers in solution/ (cargo: `cargo xtask sync-starter`).
 sync-starter:

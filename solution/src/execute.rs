@@ -134,8 +134,8 @@ where
     S: Sleeper + ?Sized,
 {
     // BEGIN TODO(7): stop sleeping as soon as the token is cancelled (E7)
-    // run_until_cancelled answers an already cancelled token without polling
-    // the sleep, so a cancelled call never even starts waiting.
+    // A call cancelled already does not even ask the sleeper.
+    stop_if_cancelled(cancel, attempts_made)?;
     cancel
         .run_until_cancelled(sleeper.sleep(delay))
         .await

@@ -59,7 +59,8 @@ impl<C: Clock> RetryBreaker<C> {
     ///         &CancellationToken::new(),
     ///         &sleeper,
     ///     )
-    ///     .await?;
+    ///     .await
+    ///     .expect("the second attempt succeeds");
     /// assert_eq!(answer, 42);
     /// assert_eq!(sleeper.delays(), [Duration::from_millis(100)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -16,4 +16,5 @@ mod step5_panics_and_drops;
 mod step6_retry;
 mod step7_cancellation;
 mod step8_worked_example;
+mod step9_explore;
 mod toolkit;

@@ -12,4 +12,4 @@ pub use fault::{Fault, retryable};
 pub use lab::{Lab, ms};
 pub use poll::poll_once;
 pub use script::Script;
-pub use watchdog::run;
+pub use watchdog::{guard, run};

@@ -46,3 +46,35 @@ where
         }
     }
 }
+
+/// The synchronous twin of [`run`], for property and stress tests: runs
+/// `test` on its own thread and fails with `hint` if it takes longer than
+/// `limit` (or `LAB_WATCHDOG_SECS` seconds, for deep runs).
+pub fn guard<T: Send + 'static>(
+    hint: &str,
+    limit: Duration,
+    test: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let limit = std::env::var("LAB_WATCHDOG_SECS")
+        .ok()
+        .and_then(|secs| secs.parse().ok())
+        .map_or(limit, Duration::from_secs);
+    let (done, finished) = mpsc::channel();
+    let worker = thread::Builder::new()
+        .name("lab-watchdog".into())
+        .spawn(move || {
+            let output = test();
+            let _ = done.send(());
+            output
+        })
+        .expect("a test thread");
+    match finished.recv_timeout(limit) {
+        Ok(()) | Err(RecvTimeoutError::Disconnected) => match worker.join() {
+            Ok(output) => output,
+            Err(panic) => resume_unwind(panic),
+        },
+        Err(RecvTimeoutError::Timeout) => {
+            panic!("watchdog: the test was still running after {limit:?}; probably {hint}")
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! Generated sequences of permit operations from several callers, checked
+//! step by step against the model (B1-B7, B9, B10).
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use proptest::prelude::*;
+use retry_breaker::{ManualClock, Permit, Recorded, Rejected, RetryBreaker, State};
+
+use super::model::{Model, Rule};
+use crate::support::ms;
+
+/// One thing a caller, or time, can do.
+#[derive(Debug, Clone, Copy)]
+pub enum Op {
+    /// Caller `#n` asks for a permit.
+    Acquire(u8),
+    /// An outstanding permit (chosen by index, modulo how many are out)
+    /// reports an outcome.
+    Report(usize, bool),
+    /// An outstanding permit is dropped unreported.
+    Drop(usize),
+    /// The code holding an outstanding permit panics.
+    Panic(usize),
+    /// Time passes.
+    Advance(Duration),
+    /// Time passes exactly to the end of the cooldown, if the circuit is open.
+    ToDeadline,
+    /// Someone reads the state.
+    Read,
+}
+
+/// A breaker configuration and the operations to run on it. Its `Debug` is
+/// the numbered, timed story of the run, as the model expects it, which is
+/// what proptest prints for a shrunk counterexample.
+#[derive(Clone)]
+pub struct Scenario {
+    pub threshold: u32,
+    pub cooldown: Duration,
+    pub ops: Vec<Op>,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0u8..4).prop_map(Op::Acquire),
+        4 => (any::<usize>(), any::<bool>()).prop_map(|(i, ok)| Op::Report(i, ok)),
+        1 => any::<usize>().prop_map(Op::Drop),
+        1 => any::<usize>().prop_map(Op::Panic),
+        2 => (0u64..=12).prop_map(|n| Op::Advance(ms(n))),
+        2 => Just(Op::ToDeadline),
+        1 => Just(Op::Read),
+    ]
+}
+
+pub fn scenario() -> impl Strategy<Value = Scenario> {
+    let cooldown = prop_oneof![
+        6 => (0u64..=10).prop_map(ms),
+        1 => Just(Duration::MAX),
+    ];
+    (1u32..=3, cooldown, prop::collection::vec(op(), 1..60)).prop_map(
+        |(threshold, cooldown, ops)| Scenario {
+            threshold,
+            cooldown,
+            ops,
+        },
+    )
+}
+
+/// What one operation did, as the model sees it.
+#[derive(Default)]
+struct Step {
+    description: String,
+    rule: Rule,
+    /// For an admission request: the permit's generation, or the rejection.
+    admission: Option<Result<u64, Rejected>>,
+    /// For a report: whether it counted.
+    recorded: Option<Recorded>,
+}
+
+/// Permits still out in the model's story: (name, caller, generation).
+type Outstanding = Vec<(String, u8, u64)>;
+
+/// Applies `op` to the model, describing it for a reader.
+fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op) -> Step {
+    let pick = |out: &Outstanding, i: usize| (!out.is_empty()).then(|| i % out.len());
+    match op {
+        Op::Acquire(caller) => {
+            let (admission, rule) = model.admit();
+            let description = match admission {
+                Ok(generation) => {
+                    *issued += 1;
+                    let name = format!("p{issued}");
+                    out.push((name.clone(), caller, generation));
+                    format!("caller #{caller} asks: admitted as {name} (g{generation})")
+                }
+                Err(rejection) => format!("caller #{caller} asks: rejected, {rejection:?}"),
+            };
+            Step {
+                description,
+                rule,
+                admission: Some(admission),
+                ..Step::default()
+            }
+        }
+        Op::Report(i, success) => match pick(out, i) {
+            None => Step {
+                description: "(no permit out to report)".into(),
+                ..Step::default()
+            },
+            Some(i) => {
+                let (name, caller, generation) = out.remove(i);
+                let (recorded, rule) = model.report(generation, success);
+                let verdict = if success { "success" } else { "failure" };
+                Step {
+                    description: format!(
+                        "{name} (caller #{caller}) reports {verdict}: {recorded:?}"
+                    ),
+                    rule,
+                    recorded: Some(recorded),
+                    ..Step::default()
+                }
+            }
+        },
+        Op::Drop(i) => match pick(out, i) {
+            None => Step {
+                description: "(no permit out to drop)".into(),
+                ..Step::default()
+            },
+            Some(i) => {
+                let (name, caller, generation) = out.remove(i);
+                let rule = model.abandon(generation);
+                Step {
+                    description: format!("{name} (caller #{caller}) is dropped unreported"),
+                    rule,
+                    ..Step::default()
+                }
+            }
+        },
+        Op::Panic(i) => match pick(out, i) {
+            None => Step {
+                description: "(no permit out to panic with)".into(),
+                ..Step::default()
+            },
+            Some(i) => {
+                let (name, caller, generation) = out.remove(i);
+                let (recorded, _) = model.report(generation, false);
+                Step {
+                    description: format!(
+                        "caller #{caller} panics holding {name}: a failure, {recorded:?}"
+                    ),
+                    rule: "B7: a panic while holding a permit counts as a failure (subject to B6), TODO(5)",
+                    recorded: Some(recorded),
+                    ..Step::default()
+                }
+            }
+        },
+        Op::Advance(by) => {
+            model.advance(by);
+            Step {
+                description: format!("{}ms pass", by.as_millis()),
+                ..Step::default()
+            }
+        }
+        Op::ToDeadline => {
+            let by = model.until_deadline().unwrap_or_default();
+            model.advance(by);
+            Step {
+                description: format!("time moves to the deadline (+{by:?})"),
+                ..Step::default()
+            }
+        }
+        Op::Read => Step {
+            description: "someone reads the state".into(),
+            rule: "B10: reading the state changes nothing",
+            ..Step::default()
+        },
+    }
+}
+
+impl fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "threshold {}, cooldown {:?}:",
+            self.threshold, self.cooldown
+        )?;
+        let mut model = Model::new(self.threshold, self.cooldown);
+        let (mut out, mut issued) = (Vec::new(), 0);
+        for (n, &op) in self.ops.iter().enumerate() {
+            let at = model.now();
+            let step = model_step(&mut model, &mut out, &mut issued, op);
+            writeln!(
+                f,
+                "  {:>2}. t={:<6} {}  => {}",
+                n + 1,
+                format!("{}ms", at.as_millis()),
+                step.description,
+                model.state()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The payload of the panics this test raises on purpose.
+struct Deliberate;
+
+/// Keeps the thousands of deliberate panics out of the test's output; every
+/// other panic is reported as usual.
+fn quiet_panics() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let report = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<Deliberate>() {
+                report(info);
+            }
+        }));
+    });
+}
+
+/// Runs the scenario on a real breaker and the model side by side; returns
+/// the first disagreement or broken invariant, as a sentence.
+pub fn check(scenario: &Scenario) -> Result<(), String> {
+    let clock = ManualClock::new();
+    let breaker = RetryBreaker::new(scenario.threshold, scenario.cooldown, clock.clone())
+        .map_err(|e| format!("B1: a valid configuration was refused: {e} (TODO(1))"))?;
+    let mut model = Model::new(scenario.threshold, scenario.cooldown);
+    let mut out: Outstanding = Vec::new();
+    let mut permits: Vec<Permit<'_, ManualClock>> = Vec::new();
+    let mut issued = 0;
+
+    for (n, &op) in scenario.ops.iter().enumerate() {
+        let before = breaker.state();
+        let generation_before = breaker.generation();
+        let fail = |what: String, rule: Rule| Err(format!("step {}: {what} [{rule}]", n + 1));
+        // Apply to the breaker first, choosing the same permit as the model.
+        let chosen = |i: usize| (!permits.is_empty()).then(|| i % permits.len());
+        let actual: Option<Result<Option<Recorded>, Rejected>> = match op {
+            Op::Acquire(_) => Some(breaker.try_acquire().map(|permit| {
+                permits.push(permit);
+                None
+            })),
+            Op::Report(i, success) => chosen(i).map(|i| {
+                let permit = permits.remove(i);
+                Ok(Some(if success {
+                    permit.success()
+                } else {
+                    permit.failure()
+                }))
+            }),
+            Op::Drop(i) => chosen(i).map(|i| {
+                drop(permits.remove(i));
+                Ok(None)
+            }),
+            Op::Panic(i) => chosen(i).map(|i| {
+                let permit = permits.remove(i);
+                quiet_panics();
+                let caught = catch_unwind(AssertUnwindSafe(move || {
+                    let _held = permit;
+                    std::panic::panic_any(Deliberate);
+                }));
+                assert!(caught.is_err());
+                Ok(None)
+            }),
+            Op::Advance(by) => {
+                clock.advance(by);
+                None
+            }
+            Op::ToDeadline => {
+                clock.advance(model.until_deadline().unwrap_or_default());
+                None
+            }
+            Op::Read => None,
+        };
+        let step = model_step(&mut model, &mut out, &mut issued, op);
+
+        if let (Some(expected), Some(actual)) = (step.admission, &actual) {
+            let admitted = actual.as_ref().map(|_| ()).map_err(|r| *r);
+            let expected_admitted = expected.map(|_| ());
+            if admitted != expected_admitted {
+                return fail(
+                    format!("{}: the breaker answered {admitted:?}", step.description),
+                    step.rule,
+                );
+            }
+        }
+        if let (Some(expected), Some(Ok(Some(recorded)))) = (step.recorded, &actual) {
+            if *recorded != expected {
+                return fail(
+                    format!(
+                        "{}: the breaker recorded {recorded:?} (B9)",
+                        step.description
+                    ),
+                    step.rule,
+                );
+            }
+        }
+        let state = breaker.state();
+        if state != model.state() {
+            return fail(
+                format!(
+                    "after \"{}\" the breaker is {state}, the model says {}",
+                    step.description,
+                    model.state()
+                ),
+                step.rule,
+            );
+        }
+        if step.recorded == Some(Recorded::Stale)
+            && (state != before || breaker.generation() != generation_before)
+        {
+            return fail(
+                format!("a stale outcome changed the breaker from {before} to {state}"),
+                "B6: stale outcomes change nothing, TODO(4)",
+            );
+        }
+        // Never more than one probe out: in HALF-OPEN, every permit of the
+        // current generation is a probe.
+        if let State::HalfOpen { .. } = state {
+            let current = breaker.generation();
+            let probes = permits.iter().filter(|p| p.generation() == current).count();
+            if probes > 1 {
+                return fail(
+                    format!("{probes} probes are out at once"),
+                    "B5: one probe at a time, TODO(3)",
+                );
+            }
+        }
+    }
+    // Whatever is still out is dropped at the end: that must not panic.
+    drop(permits);
+    Ok(())
+}
