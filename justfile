@@ -55,6 +55,18 @@ sync-starter:
 check-sync:
     cargo xtask check-sync
 
+# The live demo: a checkout behind the breaker against a misbehaving payment
+# gateway over HTTP on loopback. `just demo starter` runs it on YOUR crate.
+# (cargo: `cargo run -p retry-breaker-demo`, add `--features starter` for yours)
+demo which="solution":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case {{quote(which)}} in
+        solution) cargo run --quiet -p retry-breaker-demo ;;
+        starter) cargo run --quiet -p retry-breaker-demo --features starter ;;
+        *) echo "usage: just demo [solution|starter]" >&2; exit 2 ;;
+    esac
+
 # Instructors only: re-record the snapshots from the solution, then review `git diff`.
 accept-snapshots:
     INSTA_UPDATE=always cargo test --test lab {{solution_flags}}

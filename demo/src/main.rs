@@ -1,1 +1,105 @@
-fn main() {}
+//! `just demo`: runs every scenario back to back and prints its timeline and
+//! summary. `just demo starter` runs the same against the student's crate.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use retry_breaker_demo::report::{ScenarioReport, duration};
+use retry_breaker_demo::scenarios::{Scenario, Settings};
+use retry_breaker_demo::unfinished::{describe_panic, quiet_todo_panics};
+use tokio_util::sync::CancellationToken;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    quiet_todo_panics();
+    let cancel = CancellationToken::new();
+    tokio::spawn(cancel_on_ctrl_c(cancel.clone()));
+
+    let settings = Settings::demo();
+    let kit = if cfg!(feature = "starter") {
+        "your starter crate"
+    } else {
+        "the reference solution"
+    };
+    println!(
+        "Retry breaker, live: a checkout and a fake payment gateway over HTTP on 127.0.0.1, running {kit}."
+    );
+    println!("Settings: {settings}.");
+    println!();
+
+    let started = Instant::now();
+    let mut unfinished = 0;
+    let mut refused = Vec::new();
+    let mut timed_out = Vec::new();
+    for scenario in Scenario::ALL {
+        if cancel.is_cancelled() {
+            break;
+        }
+        // Each scenario runs as its own task, so that a panic in the crate
+        // under test (the starter's todo!()s) ends that scenario only, and
+        // comes back here as a JoinError to report in one line.
+        let run = tokio::spawn(scenario.run(settings, cancel.clone())).await;
+        match run {
+            Ok(Ok(report)) => {
+                print!("{report}");
+                println!();
+                collect_latencies(&report, &mut refused, &mut timed_out);
+            }
+            Ok(Err(error)) => {
+                eprintln!("== {} ==\ncould not run: {error}\n", scenario.heading());
+                return ExitCode::FAILURE;
+            }
+            Err(join) => {
+                let why = match join.try_into_panic() {
+                    Ok(payload) => describe_panic(payload.as_ref()),
+                    Err(join) => join.to_string(),
+                };
+                println!("== {} ==\nstopped: {why}\n", scenario.heading());
+                unfinished += 1;
+            }
+        }
+    }
+
+    if let (Some(refused), Some(timed_out)) = (median(refused), median(timed_out)) {
+        println!(
+            "Overall: a call refused by the open circuit returned in {}; a request that ran into the deadline took {}.",
+            duration(refused),
+            duration(timed_out)
+        );
+    }
+    println!("Ran for {:.1}s.", started.elapsed().as_secs_f64());
+
+    if cancel.is_cancelled() {
+        println!("Interrupted by Ctrl-C.");
+        ExitCode::from(130)
+    } else if unfinished > 0 {
+        println!(
+            "{unfinished} scenario(s) stopped on unfinished starter code: see the lines above, and LAB.md."
+        );
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Cancels `cancel` on the first Ctrl-C: calls stop between attempts, waits
+/// stop at once, and the demo ends after printing what it has.
+async fn cancel_on_ctrl_c(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_ok() {
+        cancel.cancel();
+    }
+}
+
+fn collect_latencies(
+    report: &ScenarioReport,
+    refused: &mut Vec<Duration>,
+    timed_out: &mut Vec<Duration>,
+) {
+    refused.extend(report.summary.refused_call);
+    timed_out.extend(report.summary.timed_out_request);
+}
+
+fn median(mut samples: Vec<Duration>) -> Option<Duration> {
+    samples.sort_unstable();
+    samples.get(samples.len() / 2).copied()
+}

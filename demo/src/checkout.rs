@@ -1,0 +1,329 @@
+//! The checkout: takes orders and pays for them through the breaker, and
+//! accepts an order as pending when payment is unavailable instead of
+//! turning the customer away.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{ChargeError, PaymentClient, Receipt};
+use crate::kit::{self, ExecuteError, Rejected, RetryBreaker, State, SystemClock, TokioSleeper};
+use crate::orders::{Order, OrderBook, OrderId, OrderStatus};
+use crate::timeline::{Outcome, StateAfter, Timeline};
+
+/// How hard one call tries before it gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts per call, the first one included.
+    pub attempts: u32,
+    /// The backoff after the first failure, doubled after each further one...
+    pub backoff_base: Duration,
+    /// ...up to this cap. Each delay is then jittered down to as little as
+    /// half, so that callers who failed together do not retry together.
+    pub backoff_cap: Duration,
+}
+
+/// The breaker's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BreakerSettings {
+    /// Consecutive failed attempts that open the circuit.
+    pub threshold: u32,
+    /// How long the circuit stays open before one probe may try.
+    pub cooldown: Duration,
+}
+
+/// Who is asking for a payment, as the timeline names the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// A customer placing an order.
+    Checkout,
+    /// The settlement worker, charging an order that was left pending.
+    Settlement,
+}
+
+impl Caller {
+    fn label(self, id: OrderId) -> String {
+        match self {
+            Caller::Checkout => id.to_string(),
+            Caller::Settlement => format!("settle {id}"),
+        }
+    }
+}
+
+/// The result of one payment call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payment {
+    /// The order was charged.
+    Paid(Receipt),
+    /// The gateway refused the payment as invalid.
+    Declined(ChargeError),
+    /// Payment could not be made right now.
+    Unavailable(Unavailable),
+}
+
+/// Why payment was unavailable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unavailable {
+    /// The breaker refused the call: the gateway was not asked.
+    Refused(Rejected),
+    /// The gateway failed, and the call gave up.
+    Failed(ChargeError),
+    /// The demo is shutting down.
+    Cancelled,
+}
+
+/// A checkout that pays through one shared breaker and keeps every order it
+/// accepts in its book.
+#[derive(Debug)]
+pub struct Checkout {
+    breaker: RetryBreaker<SystemClock>,
+    client: PaymentClient,
+    book: OrderBook,
+    timeline: Timeline,
+    retry: RetryPolicy,
+    cancel: CancellationToken,
+    /// Payment calls made, by customers and by the settlement worker.
+    calls: AtomicU32,
+    /// Orders customers placed, whether or not the shop kept them.
+    orders_placed: AtomicU32,
+}
+
+impl Checkout {
+    /// A checkout paying through `client`, behind a breaker with `breaker`
+    /// settings on the real clock, writing what happens to `timeline`.
+    /// `cancel` stops payment calls between attempts.
+    ///
+    /// # Errors
+    ///
+    /// The breaker's [`ConfigError`](kit::ConfigError) if its settings are
+    /// impossible.
+    pub fn new(
+        client: PaymentClient,
+        breaker: BreakerSettings,
+        retry: RetryPolicy,
+        timeline: Timeline,
+        cancel: CancellationToken,
+    ) -> Result<Self, kit::ConfigError> {
+        let record = timeline.clone();
+        let breaker = RetryBreaker::new(breaker.threshold, breaker.cooldown, SystemClock::new())?
+            .with_transition_hook(move |transition| record.transition(*transition));
+        Ok(Checkout {
+            breaker,
+            client,
+            book: OrderBook::new(),
+            timeline,
+            retry,
+            cancel,
+            calls: AtomicU32::new(0),
+            orders_placed: AtomicU32::new(0),
+        })
+    }
+
+    /// Takes an order and pays for it through the breaker.
+    ///
+    /// Whatever the gateway does, the order is kept: paid, declined, or,
+    /// when payment is unavailable, pending for the settlement worker. A
+    /// shop that turns customers away whenever its payment provider hiccups
+    /// loses the sale; one that takes the order and charges it later only
+    /// delays the money.
+    pub async fn place_order(&self, order: Order) -> OrderStatus {
+        self.orders_placed.fetch_add(1, Ordering::Relaxed);
+        let status = match self.pay(&order, Caller::Checkout).await {
+            Payment::Paid(receipt) => OrderStatus::Paid(receipt.charge_id),
+            Payment::Declined(error) => OrderStatus::Declined(error.to_string()),
+            Payment::Unavailable(_) => {
+                self.timeline.note(
+                    &Caller::Checkout.label(order.id),
+                    "accepted as PENDING, to be charged later",
+                );
+                OrderStatus::Pending
+            }
+        };
+        self.book.record(order, status.clone());
+        status
+    }
+
+    /// Takes an order the naive way, for comparison: one request straight
+    /// to the gateway, no breaker, no retry, no fallback. If payment fails,
+    /// the customer sees an error and the shop keeps no record of the order,
+    /// so `None` is returned and the order is lost.
+    pub async fn place_order_without_breaker(&self, order: Order) -> Option<OrderStatus> {
+        self.orders_placed.fetch_add(1, Ordering::Relaxed);
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let label = Caller::Checkout.label(order.id);
+        let sent = Instant::now();
+        let result = self.client.charge(&order).await;
+        let took = sent.elapsed();
+        let (outcome, status) = match result {
+            Ok(receipt) => (
+                Outcome::Charged(receipt.charge_id.clone()),
+                Some(OrderStatus::Paid(receipt.charge_id)),
+            ),
+            Err(error) if error.is_callers_fault() => (
+                Outcome::Declined(error.clone()),
+                Some(OrderStatus::Declined(error.to_string())),
+            ),
+            Err(error) => (
+                Outcome::Failed {
+                    error,
+                    retry_in: None,
+                },
+                None,
+            ),
+        };
+        self.timeline
+            .attempt(&label, 1, false, outcome, Some(took), StateAfter::NoBreaker);
+        match &status {
+            Some(status) => self.book.record(order, status.clone()),
+            None => self
+                .timeline
+                .note(&label, "LOST: the customer saw an error page"),
+        }
+        status
+    }
+
+    /// Pays for `order` through the breaker, with bounded, jittered retries.
+    ///
+    /// Every attempt, and every refusal, goes to the timeline. The book is
+    /// left alone: the caller decides what the result means for the order.
+    pub async fn pay(&self, order: &Order, caller: Caller) -> Payment {
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let label = caller.label(order.id);
+        let label = label.as_str();
+        let started = Instant::now();
+
+        let mut attempts_started = 0;
+        let task = || {
+            attempts_started += 1;
+            let attempt = attempts_started;
+            // The task starts once the breaker has admitted the attempt, so a
+            // half-open circuit here means this attempt is its probe.
+            let probe = matches!(self.breaker.state(), State::HalfOpen { .. });
+            async move {
+                let sent = Instant::now();
+                let result = self.client.charge(order).await;
+                let took = sent.elapsed();
+                let (outcome, verdict) = split_verdict(result);
+                self.timeline.attempt(
+                    label,
+                    attempt,
+                    probe,
+                    outcome,
+                    Some(took),
+                    StateAfter::Awaiting,
+                );
+                verdict
+            }
+        };
+        // Each call gets its own jitter seed, so calls that fail at the same
+        // moment spread their retries instead of hitting the gateway in step.
+        let jittered = kit::backoff::jittered(
+            kit::backoff::exponential(self.retry.backoff_base, self.retry.backoff_cap),
+            u64::from(call),
+        );
+        let backoff = |failed_attempt| {
+            // The loop asks for the backoff right after reporting the failed
+            // attempt, so the state now is the state that attempt left.
+            self.timeline.fill_states(self.breaker.state());
+            let delay = jittered(failed_attempt);
+            self.timeline.retry_after(label, failed_attempt, delay);
+            delay
+        };
+
+        let result = self
+            .breaker
+            .execute(
+                self.retry.attempts,
+                task,
+                ChargeError::is_retryable,
+                backoff,
+                &self.cancel,
+                &TokioSleeper,
+            )
+            .await;
+        let state = self.breaker.state();
+        self.timeline.fill_states(state);
+
+        match result {
+            Ok(Ok(receipt)) => Payment::Paid(receipt),
+            Ok(Err(declined)) => Payment::Declined(declined),
+            Err(ExecuteError::Rejected { attempt, rejection }) => {
+                // Only a first-attempt refusal measures a whole call that the
+                // breaker turned away; a later one follows real requests.
+                let took = (attempt == 1).then(|| started.elapsed());
+                self.timeline.attempt(
+                    label,
+                    attempt,
+                    false,
+                    Outcome::Refused(rejection),
+                    took,
+                    StateAfter::Known(state),
+                );
+                Payment::Unavailable(Unavailable::Refused(rejection))
+            }
+            Err(ExecuteError::Task { source, .. }) => {
+                Payment::Unavailable(Unavailable::Failed(source))
+            }
+            Err(ExecuteError::Cancelled { .. } | ExecuteError::NoAttempts) => {
+                Payment::Unavailable(Unavailable::Cancelled)
+            }
+        }
+    }
+
+    /// The breaker the checkout (and the settlement worker) pays through.
+    pub fn breaker(&self) -> &RetryBreaker<SystemClock> {
+        &self.breaker
+    }
+
+    /// The orders the shop kept.
+    pub fn book(&self) -> &OrderBook {
+        &self.book
+    }
+
+    /// The timeline the checkout writes to.
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+
+    /// The token that stops payment calls.
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    /// Payment calls made so far, by customers and by the settlement worker.
+    pub fn calls(&self) -> u32 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    /// Orders customers placed, kept or not.
+    pub fn orders_placed(&self) -> u32 {
+        self.orders_placed.load(Ordering::Relaxed)
+    }
+}
+
+/// Splits a charge result into the row to record and the task's verdict
+/// for the breaker.
+///
+/// A request the gateway refused as invalid travels as `Ok(Err(_))`: for the
+/// breaker it is a *success*, since the gateway is up and answering. Were it
+/// an `Err`, the breaker would count it, and one customer's bad card number,
+/// sent a few times, could open the circuit on everyone else. It is not
+/// retried either, since only an `Err` is.
+fn split_verdict(
+    result: Result<Receipt, ChargeError>,
+) -> (Outcome, Result<Result<Receipt, ChargeError>, ChargeError>) {
+    match result {
+        Ok(receipt) => (Outcome::Charged(receipt.charge_id.clone()), Ok(Ok(receipt))),
+        Err(error) if error.is_callers_fault() => {
+            (Outcome::Declined(error.clone()), Ok(Err(error)))
+        }
+        Err(error) => (
+            Outcome::Failed {
+                error: error.clone(),
+                retry_in: None,
+            },
+            Err(error),
+        ),
+    }
+}

@@ -1,0 +1,40 @@
+//! A live demo of the retry breaker: a checkout pays through it, over real
+//! HTTP on loopback, against a fake payment gateway that can be healthy,
+//! down, slow, flaky or rejecting.
+//!
+//! The pieces, one concept each:
+//!
+//! - [`gateway`]: the fake payment gateway, with a run-time switchable
+//!   [`Mode`](gateway::Mode), a request count and a ledger of charges.
+//! - [`client`]: one charge request with a deadline, and what its failure
+//!   means (retryable or the caller's fault).
+//! - [`orders`]: orders and the book that never forgets one.
+//! - [`checkout`]: pays through [`RetryBreaker::execute`](kit::RetryBreaker::execute)
+//!   and accepts orders as pending when payment is unavailable.
+//! - [`settlement`]: charges the pending orders later, through the same breaker.
+//! - [`timeline`] and [`report`]: what happened, and how it is printed.
+//! - [`scenarios`]: the scripted stories that `just demo` runs.
+//! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
+//!
+//! By default the demo runs on the reference solution; with the `starter`
+//! feature, the very same code runs on the student's crate, through the
+//! [`kit`] alias.
+
+/// The retry-breaker crate under demonstration: the reference solution, or
+/// with the `starter` feature, the student's crate (same API).
+#[cfg(not(feature = "starter"))]
+pub use retry_breaker_solution as kit;
+/// The retry-breaker crate under demonstration: the reference solution, or
+/// with the `starter` feature, the student's crate (same API).
+#[cfg(feature = "starter")]
+pub use retry_breaker_starter as kit;
+
+pub mod checkout;
+pub mod client;
+pub mod gateway;
+pub mod orders;
+pub mod report;
+pub mod scenarios;
+pub mod settlement;
+pub mod timeline;
+pub mod unfinished;
