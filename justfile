@@ -67,6 +67,25 @@ demo which="solution":
         *) echo "usage: just demo [solution|starter]" >&2; exit 2 ;;
     esac
 
+# Benchmarks: ours against recloser and failsafe and the hardware floor, then a
+# table of medians with each peer's ratio to ours (about a minute); `just bench open`
+# runs the matching rows only. (cargo: `cargo bench -p retry-breaker-bench`)
+bench filter="":
+    cargo bench -p retry-breaker-bench -- {{filter}}
+
+# Instructors: apply each typical student mistake in mistakes/ to a scratch copy of the
+# solution and check the suite catches it (cargo: `cargo xtask check-mistakes`).
+check-mistakes only="":
+    cargo xtask check-mistakes {{only}}
+
+# Instructors: mutation testing of the solution, judged by the shared suite
+# (configured in .cargo/mutants.toml; installs cargo-mutants if missing).
+mutants *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
+    cargo mutants --package retry-breaker-solution {{args}}
+
 # Instructors only: re-record the snapshots from the solution, then review `git diff`.
 accept-snapshots:
     INSTA_UPDATE=always cargo test --test lab {{solution_flags}}
@@ -80,4 +99,4 @@ lint:
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync test-solution check-starter lint
+ci: check-sync test-solution check-starter check-mistakes lint

@@ -1,1 +1,413 @@
-//! Benchmarks live in `benches/`.
+//! What the benchmarks in `benches/breakers.rs` share: a way to drive a
+//! future that is ready at once, the names of the measurements, and the
+//! summary table that `just bench` prints at the end.
+//!
+//! Run them with `cargo bench -p retry-breaker-bench`; they never run as part
+//! of the test suite.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::SystemTime;
+
+/// Polls the future that `start` returns once, and returns its output.
+///
+/// Every future the benchmarks drive is ready at its first poll (the task's
+/// future is `std::future::ready`), so no executor is needed, and the numbers
+/// are the breakers' own cost rather than a runtime's. The future is pinned
+/// where it is made, so that the harness does not add a copy of it: a copy
+/// would cost a large future more than a small one, and that is a cost of
+/// the harness, not of the breaker.
+///
+/// # Panics
+///
+/// If the future is not ready at its first poll.
+#[inline(always)]
+pub fn ready<F: Future>(start: impl FnOnce() -> F) -> F::Output {
+    let mut cx = Context::from_waker(Waker::noop());
+    match pin!(start()).poll(&mut cx) {
+        Poll::Ready(output) => output,
+        Poll::Pending => panic!("a benchmarked future was not ready at its first poll"),
+    }
+}
+
+/// The benchmark name of our breaker in every comparison group.
+pub const OURS: &str = "ours";
+/// The benchmark name of the `recloser` crate.
+pub const RECLOSER: &str = "recloser";
+/// The benchmark name of the `failsafe` crate.
+pub const FAILSAFE: &str = "failsafe";
+
+/// Comparison groups: the same operation on each breaker.
+pub mod group {
+    /// `execute` with a ready, successful task while CLOSED.
+    pub const CLOSED_ASYNC: &str = "closed_success_async";
+    /// `execute` while OPEN: the fast-fail.
+    pub const OPEN_ASYNC: &str = "open_rejection_async";
+    /// `try_acquire` plus a success report while CLOSED.
+    pub const CLOSED_SYNC: &str = "closed_success_sync";
+    /// `try_acquire` while OPEN.
+    pub const OPEN_SYNC: &str = "open_rejection_sync";
+    /// `execute` while HALF-OPEN with the probe out (the peers have no
+    /// single-probe rule, so only ours is measured).
+    pub const HALF_OPEN_ASYNC: &str = "half_open_rejection_async";
+    /// `try_acquire` while HALF-OPEN with the probe out.
+    pub const HALF_OPEN_SYNC: &str = "half_open_rejection_sync";
+    /// Two threads calling `execute` on one CLOSED breaker; the time is wall
+    /// time divided by the calls of both threads.
+    pub const CONTENDED: &str = "two_threads_closed_async";
+    /// What no breaker can beat.
+    pub const FLOOR: &str = "floor";
+}
+
+/// The floor measurements, in the [`group::FLOOR`] group.
+pub mod floor {
+    /// One uncontended `std::sync::Mutex` lock and unlock.
+    pub const MUTEX: &str = "mutex_lock_unlock";
+    /// One atomic load.
+    pub const ATOMIC: &str = "atomic_load";
+    /// One `Instant::now()`.
+    pub const CLOCK: &str = "instant_now";
+    /// One `CancellationToken::is_cancelled()`, which `execute` makes
+    /// before every attempt; tokio-util answers it under a mutex.
+    pub const TOKEN: &str = "token_is_cancelled";
+}
+
+/// One row of the summary table.
+struct Row {
+    label: &'static str,
+    group: &'static str,
+    with_peers: bool,
+}
+
+const ROWS: &[Row] = &[
+    Row {
+        label: "`execute`, CLOSED, ready success",
+        group: group::CLOSED_ASYNC,
+        with_peers: true,
+    },
+    Row {
+        label: "`execute`, OPEN rejection",
+        group: group::OPEN_ASYNC,
+        with_peers: true,
+    },
+    Row {
+        label: "`try_acquire` + `success`, CLOSED",
+        group: group::CLOSED_SYNC,
+        with_peers: true,
+    },
+    Row {
+        label: "`try_acquire`, OPEN rejection",
+        group: group::OPEN_SYNC,
+        with_peers: true,
+    },
+    Row {
+        label: "`execute`, HALF-OPEN rejection",
+        group: group::HALF_OPEN_ASYNC,
+        with_peers: false,
+    },
+    Row {
+        label: "`try_acquire`, HALF-OPEN rejection",
+        group: group::HALF_OPEN_SYNC,
+        with_peers: false,
+    },
+    Row {
+        label: "2 threads, one breaker: `execute`, CLOSED (wall ns per call)",
+        group: group::CONTENDED,
+        with_peers: true,
+    },
+];
+
+/// Medians read back from criterion's output directory.
+pub struct Medians {
+    dir: PathBuf,
+    since: SystemTime,
+}
+
+impl Medians {
+    /// Reads the estimates under `dir` (criterion's output directory) that
+    /// were written at or after `since`; older ones belong to an earlier run
+    /// and are left out, so a filtered run never shows stale numbers.
+    pub fn new(dir: PathBuf, since: SystemTime) -> Self {
+        Medians { dir, since }
+    }
+
+    /// The median ns per iteration of `group/name`, if it ran this time.
+    pub fn get(&self, group: &str, name: &str) -> Option<f64> {
+        let path = self
+            .dir
+            .join(group)
+            .join(name)
+            .join("new")
+            .join("estimates.json");
+        let written = path.metadata().and_then(|m| m.modified()).ok()?;
+        if written < self.since {
+            return None;
+        }
+        let text = std::fs::read_to_string(&path).ok()?;
+        let estimates: serde_json::Value = serde_json::from_str(&text).ok()?;
+        estimates["median"]["point_estimate"].as_f64()
+    }
+}
+
+/// Where criterion writes its results, found the way criterion finds it:
+/// `$CRITERION_HOME`, else `criterion` in the cargo target directory.
+pub fn criterion_dir() -> PathBuf {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return PathBuf::from(home);
+    }
+    cargo_target_dir()
+        .unwrap_or_else(|| PathBuf::from("target"))
+        .join("criterion")
+}
+
+fn cargo_target_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let cargo = std::env::var_os("CARGO")?;
+    let output = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .output()
+        .ok()?;
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
+    metadata["target_directory"].as_str().map(PathBuf::from)
+}
+
+/// The machine the numbers come from: logical CPUs and the CPU model.
+pub fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    let model = cpu_model(Path::new("/proc/cpuinfo")).unwrap_or_else(|| "unknown CPU".into());
+    format!("{cpus} logical CPUs, {model}, {}", std::env::consts::OS)
+}
+
+/// The one-minute load average, where the system reports one: other work
+/// on the machine during a run makes every number worse, and some more than
+/// others.
+pub fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+fn cpu_model(cpuinfo: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(cpuinfo).ok()?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("model name")?.split_once(':'))
+        .map(|(_, model)| model.trim().to_owned())
+}
+
+/// The summary: a Markdown table of medians with each peer's ratio to ours,
+/// the floor, and whether each target of the issue was met. `load` is the
+/// load average when the run began, if known.
+pub fn summary(medians: &Medians, load: Option<f64>) -> String {
+    let mut out = String::new();
+    let ns = |value: Option<f64>| value.map_or_else(|| "–".to_owned(), |v| format!("{v:.1}"));
+    let ratio = |peer: Option<f64>, ours: Option<f64>| match (peer, ours) {
+        (Some(peer), Some(ours)) => format!("{:.2}x", peer / ours),
+        _ => "–".to_owned(),
+    };
+
+    let load = load.map_or_else(String::new, |load| {
+        format!(", load average {load:.2} at the start")
+    });
+    out.push_str(&format!(
+        "Median ns per operation, one run, {}{load}.\n",
+        machine()
+    ));
+    out.push_str("Ratio = the peer's time / ours (above 1: ours is faster).\n\n");
+
+    let header = [
+        "operation",
+        "ours",
+        "recloser",
+        "ratio",
+        "failsafe",
+        "ratio",
+    ];
+    let mut lines: Vec<[String; 6]> = vec![header.map(str::to_owned)];
+    for row in ROWS {
+        let ours = medians.get(row.group, OURS);
+        let (recloser, failsafe) = if row.with_peers {
+            (
+                medians.get(row.group, RECLOSER),
+                medians.get(row.group, FAILSAFE),
+            )
+        } else {
+            (None, None)
+        };
+        let peer = |value: Option<f64>| {
+            if row.with_peers {
+                (ns(value), ratio(value, ours))
+            } else {
+                ("n/a".to_owned(), "n/a".to_owned())
+            }
+        };
+        let (r, rr) = peer(recloser);
+        let (f, fr) = peer(failsafe);
+        lines.push([row.label.to_owned(), ns(ours), r, rr, f, fr]);
+    }
+    let floor = |name| medians.get(group::FLOOR, name);
+    let (mutex, atomic, clock, token) = (
+        floor(floor::MUTEX),
+        floor(floor::ATOMIC),
+        floor(floor::CLOCK),
+        floor(floor::TOKEN),
+    );
+    for (label, value) in [
+        ("floor: uncontended `Mutex` lock + unlock", mutex),
+        ("floor: one atomic load", atomic),
+        ("floor: one `Instant::now()`", clock),
+        ("for reference: `CancellationToken::is_cancelled()`", token),
+    ] {
+        lines.push([
+            label.to_owned(),
+            ns(value),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    out.push_str(&markdown(&lines));
+
+    let contended = |name| medians.get(group::CONTENDED, name);
+    let per_second =
+        |value: Option<f64>| value.map_or_else(|| "–".to_owned(), |v| format!("{:.1} M", 1e3 / v));
+    out.push_str(&format!(
+        "\nTwo threads on one breaker, aggregate calls per second: ours {}, recloser {}, failsafe {}.\n",
+        per_second(contended(OURS)),
+        per_second(contended(RECLOSER)),
+        per_second(contended(FAILSAFE)),
+    ));
+    out.push_str(
+        "The peers admit every call while half-open, so they have no half-open rejection to compare.\n",
+    );
+
+    out.push_str("\nTargets:\n");
+    let faster_than_peers = |group: &str| {
+        let ours = medians.get(group, OURS)?;
+        let best = [medians.get(group, RECLOSER)?, medians.get(group, FAILSAFE)?]
+            .into_iter()
+            .fold(f64::INFINITY, f64::min);
+        Some(best / ours)
+    };
+    let verdict =
+        |value: Option<f64>, met: fn(f64) -> bool, shown: &dyn Fn(f64) -> String| match value {
+            Some(v) if met(v) => format!("met ({})", shown(v)),
+            Some(v) => format!("MISSED ({})", shown(v)),
+            None => "not measured in this run".to_owned(),
+        };
+    let times = |v: f64| format!("{v:.2}x");
+    for (label, group) in [
+        ("CLOSED success, `execute`", group::CLOSED_ASYNC),
+        (
+            "CLOSED success, `try_acquire` + `success`",
+            group::CLOSED_SYNC,
+        ),
+        ("OPEN rejection, `execute`", group::OPEN_ASYNC),
+        ("OPEN rejection, `try_acquire`", group::OPEN_SYNC),
+    ] {
+        out.push_str(&format!(
+            "- {label}: at least 1.25x faster than the faster peer: {}\n",
+            verdict(faster_than_peers(group), |v| v >= 1.25, &times)
+        ));
+    }
+    let lazy_floor = clock.zip(atomic).map(|(c, a)| c + a);
+    for (label, group) in [
+        ("OPEN rejection, `execute`", group::OPEN_ASYNC),
+        ("OPEN rejection, `try_acquire`", group::OPEN_SYNC),
+    ] {
+        let ours = medians.get(group, OURS);
+        let over_floor = ours.zip(lazy_floor).map(|(o, f)| o / f);
+        out.push_str(&format!(
+            "- {label}: within 1.3x of one `Instant::now()` plus one atomic load: {}\n",
+            verdict(over_floor, |v| v <= 1.3, &times)
+        ));
+    }
+    // Not a target, but what the line above cannot show: `execute` checks
+    // its cancellation token before every attempt (E2), so its own floor
+    // has one token check more.
+    let ours = medians.get(group::OPEN_ASYNC, OURS);
+    let execute_floor = lazy_floor.zip(token).map(|(f, t)| f + t);
+    if let Some((ours, execute_floor)) = ours.zip(execute_floor) {
+        out.push_str(&format!(
+            "\n`execute` checks its cancellation token before every attempt, so its own floor for an OPEN rejection is one token check more, {execute_floor:.1} ns; it runs at {:.2}x of that.\n",
+            ours / execute_floor
+        ));
+    }
+    out
+}
+
+/// Lays out `lines` (the first is the header) as an aligned Markdown table.
+fn markdown(lines: &[[String; 6]]) -> String {
+    let mut widths = [0; 6];
+    for line in lines {
+        for (width, cell) in widths.iter_mut().zip(line) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for (index, line) in lines.iter().enumerate() {
+        out.push('|');
+        for (column, (cell, width)) in line.iter().zip(widths).enumerate() {
+            let pad = width - cell.chars().count();
+            if column == 0 {
+                out.push_str(&format!(" {cell}{} |", " ".repeat(pad)));
+            } else {
+                out.push_str(&format!(" {}{cell} |", " ".repeat(pad)));
+            }
+        }
+        out.push('\n');
+        if index == 0 {
+            out.push('|');
+            for (column, width) in widths.into_iter().enumerate() {
+                let dashes = "-".repeat(width);
+                if column == 0 {
+                    out.push_str(&format!(" {dashes} |"));
+                } else {
+                    out.push_str(&format!(" {}: |", &dashes[1..]));
+                }
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drives_a_ready_future() {
+        assert_eq!(ready(|| std::future::ready(7)), 7);
+    }
+
+    #[test]
+    #[should_panic(expected = "not ready")]
+    fn refuses_a_pending_future() {
+        ready(std::future::pending::<()>);
+    }
+
+    #[test]
+    fn lays_out_an_aligned_markdown_table() {
+        let lines = [
+            ["op", "ours", "r", "x", "f", "y"].map(str::to_owned),
+            ["long operation", "1.0", "22.5", "2.25x", "3", "3.00x"].map(str::to_owned),
+        ];
+        let table = markdown(&lines);
+        let rows: Vec<&str> = table.lines().collect();
+        assert_eq!(rows.len(), 3);
+        assert!(rows.iter().all(|row| row.len() == rows[0].len()));
+        assert!(rows[1].ends_with("-: |"));
+    }
+
+    #[test]
+    fn a_run_without_results_says_so_instead_of_guessing() {
+        let medians = Medians::new(PathBuf::from("/nonexistent"), SystemTime::now());
+        let text = summary(&medians, None);
+        assert!(text.contains("not measured in this run"));
+        assert!(!text.contains("met ("));
+    }
+}

@@ -63,6 +63,7 @@ mod deadline;
 mod error;
 mod execute;
 mod permit;
+mod shortcut;
 mod sleeper;
 mod state;
 mod transition;

@@ -18,7 +18,8 @@ commands:
   todos           list the TODOs in the order LAB.md teaches them
   filter [STEP]   print the test filter for a step, given as a number (3) or a name (half_open)
   progress        run the suite on the starter and print a scoreboard by step
-  check-starter   prove that every step's tests fail until that step is done, naming its TODO";
+  check-starter   prove that every step's tests fail until that step is done, naming its TODO
+  check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
         Some("todos") => list_todos(),
         Some("progress") => progress(),
         Some("check-starter") => check_starter(),
+        Some("check-mistakes") => check_mistakes(args.get(1).map(String::as_str)),
         Some("filter") => step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     };
@@ -465,5 +467,121 @@ fn check_starter() -> Result<(), String> {
             problems.len(),
             problems.join("\n  ")
         ))
+    }
+}
+
+/// What the suite made of one mistake.
+enum Verdict {
+    /// Tests failed: how many, the first one, and what it said.
+    Caught(usize, String, String),
+    /// The suite did not build: the first compiler error.
+    CaughtByCompiler(String),
+    Missed,
+}
+
+/// Applies every patch in `mistakes/` (or those whose name contains
+/// `only`) to a scratch copy of the solution, runs the suite against it,
+/// and prints one line per mistake. Every mistake must be caught.
+fn check_mistakes(only: Option<&str>) -> Result<(), String> {
+    let root = root();
+    let mut patches: Vec<PathBuf> = fs::read_dir(root.join("mistakes"))
+        .map_err(|e| format!("cannot read mistakes/: {e}"))?
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "patch"))
+        .filter(|path| only.is_none_or(|only| path.to_string_lossy().contains(only)))
+        .collect();
+    patches.sort();
+    let scratch = root.join("target/check-mistakes");
+    let workspace = scratch.join("workspace");
+    let mut missed = Vec::new();
+    for patch in &patches {
+        let name = patch
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        if workspace.exists() {
+            fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
+        }
+        fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
+        copy_suite_workspace(&root, &workspace)?;
+        // The scratch copy lives inside this repository's target folder;
+        // its own repository makes `git apply` patch it, not ignore it.
+        std::process::Command::new("git")
+            .current_dir(&workspace)
+            .args(["init", "--quiet"])
+            .status()
+            .map_err(|e| format!("cannot run git init: {e}"))?;
+        let applied = std::process::Command::new("git")
+            .current_dir(&workspace)
+            .args(["apply", "--whitespace=nowarn"])
+            .arg(patch)
+            .output()
+            .map_err(|e| format!("cannot run git apply: {e}"))?;
+        if !applied.status.success() {
+            return Err(format!(
+                "{name}: the patch no longer applies to the solution; regenerate it:\n{}",
+                String::from_utf8_lossy(&applied.stderr)
+            ));
+        }
+        let verdict = judge(&workspace, &scratch.join("target"))?;
+        match &verdict {
+            Verdict::Caught(count, test, why) => {
+                println!("caught  {name:<40} by {count:>2} test(s), first {test}: {why}")
+            }
+            Verdict::CaughtByCompiler(error) => {
+                println!("caught  {name:<44} by the compiler: {error}")
+            }
+            Verdict::Missed => {
+                println!("MISSED  {name}");
+                missed.push(name);
+            }
+        }
+    }
+    println!(
+        "\n{} mistake(s), {} caught, {} missed",
+        patches.len(),
+        patches.len() - missed.len(),
+        missed.len()
+    );
+    if missed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the suite let these mistakes pass: {}",
+            missed.join(", ")
+        ))
+    }
+}
+
+/// Runs the suite against the (patched) solution in `workspace`.
+fn judge(workspace: &Path, target: &Path) -> Result<Verdict, String> {
+    let flags = [
+        "--no-default-features",
+        "--features",
+        "retry-breaker/solution",
+    ];
+    match suite::run_lab(workspace, Some(target), &flags) {
+        Ok(results) => {
+            let failed: Vec<_> = results
+                .iter()
+                .filter(|(_, outcome)| !outcome.passed)
+                .collect();
+            Ok(failed.first().map_or(Verdict::Missed, |(test, outcome)| {
+                Verdict::Caught(
+                    failed.len(),
+                    (*test).clone(),
+                    suite::reason(&outcome.output),
+                )
+            }))
+        }
+        Err(output) => {
+            let error = output
+                .lines()
+                .find(|line| line.starts_with("error"))
+                .unwrap_or("the suite did not build")
+                .to_owned();
+            Ok(Verdict::CaughtByCompiler(error))
+        }
     }
 }

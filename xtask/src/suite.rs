@@ -51,7 +51,24 @@ pub fn run_lab(
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let results = parse(&stdout);
+    let mut results = parse(&stdout);
+    if !results.is_empty() && !stdout.contains("test result:") {
+        // The suite stopped before it finished (a watchdog, a crash): that
+        // is a failure in itself, and stderr says why.
+        let stderr = format!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        let why = stderr
+            .lines()
+            .rev()
+            .find(|line| line.starts_with("watchdog"))
+            .unwrap_or("the test binary died");
+        results.insert(
+            "(the suite stopped early)".to_owned(),
+            Outcome {
+                passed: false,
+                output: format!("{why}\n"),
+            },
+        );
+    }
     if results.is_empty() {
         return Err(format!(
             "the suite did not run (a compile error?):\n{}",

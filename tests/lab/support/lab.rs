@@ -7,6 +7,7 @@ use std::time::Duration;
 use retry_breaker::{ManualClock, ManualSleeper, Permit, RetryBreaker, Transition};
 
 use super::timeline::Timeline;
+use super::watchdog::Alarm;
 
 /// Milliseconds, the unit every scenario here is written in.
 pub fn ms(n: u64) -> Duration {
@@ -19,6 +20,8 @@ pub struct Lab {
     pub breaker: RetryBreaker<ManualClock>,
     pub timeline: Timeline,
     transitions: Arc<Mutex<Vec<Transition>>>,
+    /// Stops the suite if the test using this lab deadlocks.
+    _alarm: Alarm,
 }
 
 impl Lab {
@@ -41,6 +44,7 @@ impl Lab {
             breaker,
             timeline,
             transitions,
+            _alarm: Alarm::set(Duration::from_secs(10)),
         }
     }
 

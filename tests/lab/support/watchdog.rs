@@ -78,3 +78,48 @@ pub fn guard<T: Send + 'static>(
         }
     }
 }
+
+/// A last resort for the synchronous tests, which run on the test's own
+/// thread: if the test holding the alarm is still running after `limit`
+/// (a deadlock, say), the whole suite stops with a message naming the test,
+/// instead of hanging forever. Dropping the alarm disarms it.
+pub struct Alarm {
+    armed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    watcher: thread::Thread,
+}
+
+impl Alarm {
+    pub fn set(limit: Duration) -> Alarm {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let armed = std::sync::Arc::new(AtomicBool::new(true));
+        let test = thread::current().name().unwrap_or("a test").to_owned();
+        let flag = std::sync::Arc::clone(&armed);
+        let watcher = thread::spawn(move || {
+            let start = std::time::Instant::now();
+            while flag.load(Ordering::SeqCst) && start.elapsed() < limit {
+                thread::park_timeout(limit.saturating_sub(start.elapsed()));
+            }
+            if flag.load(Ordering::SeqCst) {
+                // Straight to the process's stderr: the test harness would
+                // swallow a captured message when the process exits.
+                use std::io::Write as _;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "\nwatchdog: {test} was still running after {limit:?}; probably a deadlock \
+                     (a lock taken twice, or held while calling back into the breaker). Stopping the suite."
+                );
+                std::process::exit(101);
+            }
+        })
+        .thread()
+        .clone();
+        Alarm { armed, watcher }
+    }
+}
+
+impl Drop for Alarm {
+    fn drop(&mut self) {
+        self.armed.store(false, std::sync::atomic::Ordering::SeqCst);
+        self.watcher.unpark();
+    }
+}

@@ -1,0 +1,309 @@
+//! Our breaker, the peer crates `recloser` and `failsafe`, and the floor,
+//! measured in one run on one machine. `just bench` runs it; at the end it
+//! prints a table of medians with each peer's ratio to ours.
+//!
+//! Every breaker gets the same job: open after 5 failures in a row (for
+//! `recloser`, a full window of 5 calls that all failed), stay open for an
+//! hour (so an OPEN benchmark never reaches its deadline), and read the real
+//! monotonic clock. The async rows poll each breaker's future wrapper once
+//! with a no-op waker: the task's future is ready at once, so what is
+//! measured is the breaker, not an executor. Ours goes through `execute`
+//! with a budget of three attempts, a cancellation token and the tokio
+//! sleeper, as an application would call it.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
+use failsafe::backoff::{self, Constant};
+use failsafe::failure_policy::{ConsecutiveFailures, consecutive_failures};
+use failsafe::{Config, StateMachine};
+use recloser::{AsyncRecloser, Recloser};
+use retry_breaker_bench::{
+    FAILSAFE, Medians, OURS, RECLOSER, criterion_dir, floor, group, load_average, ready, summary,
+};
+use retry_breaker_solution::{
+    ExecuteError, Rejected, RetryBreaker, State, SystemClock, TokioSleeper,
+};
+use tokio_util::sync::CancellationToken;
+
+const THRESHOLD: u32 = 5;
+const COOLDOWN: Duration = Duration::from_secs(3600);
+
+type Ours = RetryBreaker<SystemClock>;
+type Failsafe = StateMachine<ConsecutiveFailures<Constant>, ()>;
+
+fn ours() -> Ours {
+    RetryBreaker::new(THRESHOLD, COOLDOWN, SystemClock::new()).expect("a valid threshold")
+}
+
+fn ours_open() -> Ours {
+    let breaker = ours();
+    for _ in 0..THRESHOLD {
+        breaker.try_acquire().expect("closed").failure();
+    }
+    assert!(matches!(breaker.state(), State::Open { .. }));
+    breaker
+}
+
+/// One call of ours: up to three attempts of a task that is ready at once.
+fn ours_execute(breaker: &Ours, cancel: &CancellationToken) -> Result<u64, ExecuteError<()>> {
+    ready(|| {
+        breaker.execute(
+            3,
+            || std::future::ready(Ok(black_box(1))),
+            |_: &()| true,
+            |_| Duration::ZERO,
+            cancel,
+            &TokioSleeper,
+        )
+    })
+}
+
+fn recloser() -> Recloser {
+    Recloser::custom()
+        .error_rate(1.0)
+        .closed_len(THRESHOLD as usize)
+        .half_open_len(1)
+        .open_wait(COOLDOWN)
+        .build()
+}
+
+/// `recloser` judges a full window of calls, so it opens on the failure
+/// after the window has filled: one more than the threshold.
+fn recloser_open() -> Recloser {
+    let breaker = recloser();
+    for _ in 0..=THRESHOLD {
+        let _ = breaker.call(|| Err::<(), ()>(()));
+    }
+    assert!(matches!(
+        breaker.call(|| Ok::<(), ()>(())),
+        Err(recloser::Error::Rejected)
+    ));
+    breaker
+}
+
+fn recloser_execute(breaker: &AsyncRecloser) -> Result<u64, recloser::Error<()>> {
+    ready(|| breaker.call(std::future::ready(Ok(black_box(1)))))
+}
+
+fn failsafe() -> Failsafe {
+    Config::new()
+        .failure_policy(consecutive_failures(THRESHOLD, backoff::constant(COOLDOWN)))
+        .build()
+}
+
+fn failsafe_open() -> Failsafe {
+    let breaker = failsafe();
+    for _ in 0..THRESHOLD {
+        breaker.on_error();
+    }
+    assert!(!breaker.is_call_permitted());
+    breaker
+}
+
+fn failsafe_execute(breaker: &Failsafe) -> Result<u64, failsafe::Error<()>> {
+    ready(|| failsafe::futures::CircuitBreaker::call(breaker, std::future::ready(Ok(black_box(1)))))
+}
+
+fn closed_success_async(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let (breaker, cancel) = (ours(), CancellationToken::new());
+    assert_eq!(ours_execute(&breaker, &cancel).ok(), Some(1));
+    group.bench_function(OURS, |b| b.iter(|| ours_execute(&breaker, &cancel)));
+
+    let breaker = AsyncRecloser::from(recloser());
+    assert_eq!(recloser_execute(&breaker).ok(), Some(1));
+    group.bench_function(RECLOSER, |b| b.iter(|| recloser_execute(&breaker)));
+
+    let breaker = failsafe();
+    assert_eq!(failsafe_execute(&breaker).ok(), Some(1));
+    group.bench_function(FAILSAFE, |b| b.iter(|| failsafe_execute(&breaker)));
+}
+
+fn open_rejection_async(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let (breaker, cancel) = (ours_open(), CancellationToken::new());
+    assert!(matches!(
+        ours_execute(&breaker, &cancel),
+        Err(ExecuteError::Rejected { .. })
+    ));
+    group.bench_function(OURS, |b| b.iter(|| ours_execute(&breaker, &cancel)));
+
+    let breaker = AsyncRecloser::from(recloser_open());
+    assert!(matches!(
+        recloser_execute(&breaker),
+        Err(recloser::Error::Rejected)
+    ));
+    group.bench_function(RECLOSER, |b| b.iter(|| recloser_execute(&breaker)));
+
+    let breaker = failsafe_open();
+    assert!(matches!(
+        failsafe_execute(&breaker),
+        Err(failsafe::Error::Rejected)
+    ));
+    group.bench_function(FAILSAFE, |b| b.iter(|| failsafe_execute(&breaker)));
+}
+
+fn closed_success_sync(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let breaker = ours();
+    group.bench_function(OURS, |b| {
+        b.iter(|| breaker.try_acquire().map(|permit| permit.success()))
+    });
+
+    let breaker = recloser();
+    group.bench_function(RECLOSER, |b| {
+        b.iter(|| breaker.call(|| Ok::<u64, ()>(black_box(1))))
+    });
+
+    let breaker = failsafe();
+    group.bench_function(FAILSAFE, |b| {
+        b.iter(|| {
+            let permitted = breaker.is_call_permitted();
+            if permitted {
+                breaker.on_success();
+            }
+            permitted
+        })
+    });
+}
+
+fn open_rejection_sync(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let breaker = ours_open();
+    group.bench_function(OURS, |b| b.iter(|| breaker.try_acquire().err()));
+
+    let breaker = recloser_open();
+    group.bench_function(RECLOSER, |b| {
+        b.iter(|| breaker.call(|| Ok::<u64, ()>(black_box(1))))
+    });
+
+    let breaker = failsafe_open();
+    group.bench_function(FAILSAFE, |b| b.iter(|| breaker.is_call_permitted()));
+}
+
+/// Runs `bench` on a breaker whose cooldown is over and whose probe is out,
+/// so that every other attempt is refused. The probe reports afterwards.
+fn with_probe_out(bench: impl FnOnce(&Ours)) {
+    let breaker = RetryBreaker::new(1, Duration::ZERO, SystemClock::new()).expect("valid");
+    breaker.try_acquire().expect("closed").failure();
+    let probe = breaker.try_acquire().expect("the cooldown is over");
+    assert_eq!(breaker.try_acquire().err(), Some(Rejected::ProbeInFlight));
+    bench(&breaker);
+    probe.success();
+}
+
+fn half_open_rejection_async(group: &mut BenchmarkGroup<'_, WallTime>) {
+    with_probe_out(|breaker| {
+        let cancel = CancellationToken::new();
+        group.bench_function(OURS, |b| b.iter(|| ours_execute(breaker, &cancel)));
+    });
+}
+
+fn half_open_rejection_sync(group: &mut BenchmarkGroup<'_, WallTime>) {
+    with_probe_out(|breaker| {
+        group.bench_function(OURS, |b| b.iter(|| breaker.try_acquire().err()));
+    });
+}
+
+/// Runs `iters` calls split between this thread and one more, both started
+/// together, and returns the wall time. Each thread gets its own
+/// cancellation token, as each request would.
+fn on_two_threads(iters: u64, call: impl Fn(&CancellationToken) + Sync) -> Duration {
+    let start_line = Barrier::new(2);
+    let mine = iters / 2;
+    thread::scope(|scope| {
+        let other = scope.spawn(|| {
+            let cancel = CancellationToken::new();
+            start_line.wait();
+            for _ in mine..iters {
+                call(&cancel);
+            }
+        });
+        let cancel = CancellationToken::new();
+        start_line.wait();
+        let start = Instant::now();
+        for _ in 0..mine {
+            call(&cancel);
+        }
+        other.join().expect("the other thread does not panic");
+        start.elapsed()
+    })
+}
+
+fn two_threads(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let breaker = ours();
+    group.bench_function(OURS, |b| {
+        b.iter_custom(|iters| {
+            on_two_threads(iters, |cancel| {
+                black_box(ours_execute(&breaker, cancel)).expect("closed");
+            })
+        })
+    });
+
+    let breaker = AsyncRecloser::from(recloser());
+    group.bench_function(RECLOSER, |b| {
+        b.iter_custom(|iters| {
+            on_two_threads(iters, |_| {
+                black_box(recloser_execute(&breaker)).expect("closed");
+            })
+        })
+    });
+
+    let breaker = failsafe();
+    group.bench_function(FAILSAFE, |b| {
+        b.iter_custom(|iters| {
+            on_two_threads(iters, |_| {
+                black_box(failsafe_execute(&breaker)).expect("closed");
+            })
+        })
+    });
+}
+
+fn floor(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let mutex = Mutex::new(0_u64);
+    group.bench_function(floor::MUTEX, |b| {
+        b.iter(|| *black_box(&mutex).lock().expect("never poisoned"))
+    });
+    let atomic = AtomicU64::new(1);
+    group.bench_function(floor::ATOMIC, |b| {
+        b.iter(|| black_box(&atomic).load(Ordering::Acquire))
+    });
+    group.bench_function(floor::CLOCK, |b| b.iter(Instant::now));
+    let cancel = CancellationToken::new();
+    group.bench_function(floor::TOKEN, |b| {
+        b.iter(|| black_box(&cancel).is_cancelled())
+    });
+}
+
+fn main() {
+    let started = SystemTime::now();
+    let load = load_average();
+    let mut criterion = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500))
+        .sample_size(50)
+        .nresamples(20_000)
+        .without_plots()
+        .configure_from_args();
+
+    let mut run = |name: &str, bench: &dyn Fn(&mut BenchmarkGroup<'_, WallTime>)| {
+        let mut group = criterion.benchmark_group(name);
+        bench(&mut group);
+        group.finish();
+    };
+    run(group::CLOSED_ASYNC, &closed_success_async);
+    run(group::OPEN_ASYNC, &open_rejection_async);
+    run(group::CLOSED_SYNC, &closed_success_sync);
+    run(group::OPEN_SYNC, &open_rejection_sync);
+    run(group::HALF_OPEN_ASYNC, &half_open_rejection_async);
+    run(group::HALF_OPEN_SYNC, &half_open_rejection_sync);
+    run(group::CONTENDED, &two_threads);
+    run(group::FLOOR, &floor);
+
+    criterion.final_summary();
+    println!(
+        "\n{}",
+        summary(&Medians::new(criterion_dir(), started), load)
+    );
+}
