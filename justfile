@@ -84,7 +84,7 @@ mutants *args:
     #!/usr/bin/env bash
     set -euo pipefail
     command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
-    cargo mutants --package retry-breaker-solution {{args}}
+    INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo mutants --package retry-breaker-solution {{args}}
 
 # Instructors only: re-record the snapshots from the solution, then review `git diff`.
 accept-snapshots:

@@ -97,3 +97,32 @@ fn mix(seed: u64, attempt: u32) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mix_is_splitmix64() {
+        // The first outputs of SplitMix64 seeded with 0, as published with
+        // the algorithm: attempt n of seed 0 is the generator's output n + 1.
+        let expected = [
+            0xE220_A839_7B1D_CDAF,
+            0x6E78_9E6A_A1B9_65F4,
+            0x06C4_5D18_8009_454F,
+        ];
+        for (attempt, expected) in (0..).zip(expected) {
+            assert_eq!(mix(0, attempt), expected, "attempt {attempt}");
+        }
+    }
+
+    #[test]
+    fn fraction_of_scales_by_the_top_half_of_the_random_word() {
+        let span = Duration::new(3, 500_000_000);
+        assert_eq!(fraction_of(span, 0), Duration::ZERO);
+        assert_eq!(fraction_of(span, 1 << 63), Duration::new(1, 750_000_000));
+        assert_eq!(fraction_of(span, 1 << 62), Duration::new(0, 875_000_000));
+        assert!(fraction_of(span, u64::MAX) < span);
+        assert!(fraction_of(Duration::MAX, u64::MAX) < Duration::MAX);
+    }
+}

@@ -25,6 +25,12 @@ fn b2_a_new_breaker_is_closed_with_no_failures_in_generation_zero() {
     assert_eq!(breaker.generation(), Generation::default());
     assert_eq!((breaker.threshold(), breaker.cooldown()), (3, ms(10)));
     assert!(format!("{breaker:?}").contains("Closed"));
+    let permit = breaker.try_acquire().unwrap();
+    assert_eq!(
+        format!("{permit:?}"),
+        "Permit { generation: Generation(0), .. }"
+    );
+    permit.success();
 }
 
 #[test]
@@ -43,10 +49,16 @@ fn a_manual_clock_moves_only_when_told_and_clones_share_it() {
 }
 
 #[test]
-fn the_system_clock_never_goes_backwards() {
+fn the_system_clock_moves_forward_and_never_backwards() {
     let clock = SystemClock::new();
     let first = clock.now();
-    assert!(clock.now() >= first);
+    // Spin (no sleep) until the clock ticks; a stuck clock fails after 1 s.
+    let give_up = std::time::Instant::now() + Duration::from_secs(1);
+    let mut later = clock.now();
+    while later == first && std::time::Instant::now() < give_up {
+        later = clock.now();
+    }
+    assert!(later > first, "the system clock did not move");
 }
 
 #[test]
@@ -126,6 +138,16 @@ fn e8_jitter_stays_within_half_to_full_and_is_a_pure_function_of_the_seed() {
         differs |= two(attempt) != delay;
     }
     assert!(differs, "different seeds spread the delays");
+    // Spread over the whole range, not bunched at one end: over many seeds
+    // the delays fill every fifth of [d/2, d].
+    let full = Duration::from_millis(1_000);
+    let mut fifths = [0; 5];
+    for seed in 0..1_000 {
+        let delay = backoff::jittered(backoff::constant(full), seed)(1);
+        let fifth = ((delay - full / 2).as_nanos() * 5 / (full / 2).as_nanos()).min(4);
+        fifths[fifth as usize] += 1;
+    }
+    assert!(fifths.iter().all(|&n| n > 120), "uneven jitter: {fifths:?}");
     let extreme = backoff::jittered(backoff::constant(Duration::MAX), u64::MAX);
     assert!(
         extreme(u32::MAX) >= Duration::MAX / 2,

@@ -472,8 +472,8 @@ fn check_starter() -> Result<(), String> {
 
 /// What the suite made of one mistake.
 enum Verdict {
-    /// Tests failed: how many, the first one, and what it said.
-    Caught(usize, String, String),
+    /// Tests failed: all of them, and what the first one said.
+    Caught(Vec<String>, String),
     /// The suite did not build: the first compiler error.
     CaughtByCompiler(String),
     Missed,
@@ -526,8 +526,17 @@ fn check_mistakes(only: Option<&str>) -> Result<(), String> {
         }
         let verdict = judge(&workspace, &scratch.join("target"))?;
         match &verdict {
-            Verdict::Caught(count, test, why) => {
-                println!("caught  {name:<40} by {count:>2} test(s), first {test}: {why}")
+            Verdict::Caught(tests, why) => {
+                println!(
+                    "caught  {name:<40} by {:>2} test(s), first {}: {why}",
+                    tests.len(),
+                    tests[0]
+                );
+                if std::env::var_os("MISTAKES_VERBOSE").is_some() {
+                    for test in tests {
+                        println!("          {test}");
+                    }
+                }
             }
             Verdict::CaughtByCompiler(error) => {
                 println!("caught  {name:<44} by the compiler: {error}")
@@ -567,13 +576,13 @@ fn judge(workspace: &Path, target: &Path) -> Result<Verdict, String> {
                 .iter()
                 .filter(|(_, outcome)| !outcome.passed)
                 .collect();
-            Ok(failed.first().map_or(Verdict::Missed, |(test, outcome)| {
-                Verdict::Caught(
-                    failed.len(),
-                    (*test).clone(),
+            Ok(match failed.first() {
+                None => Verdict::Missed,
+                Some((_, outcome)) => Verdict::Caught(
+                    failed.iter().map(|(test, _)| (*test).clone()).collect(),
                     suite::reason(&outcome.output),
-                )
-            }))
+                ),
+            })
         }
         Err(output) => {
             let error = output
