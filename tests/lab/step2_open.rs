@@ -35,10 +35,17 @@ fn b3_refusals_change_no_count_no_deadline_and_no_generation() {
     let lab = Lab::new(2, ms(10));
     lab.trip();
     let generation = lab.breaker.generation();
-    for _ in 0..5 {
-        assert!(lab.breaker.try_acquire().is_err());
+    for left in [8, 6, 4] {
+        lab.advance(ms(2));
+        assert_eq!(
+            lab.breaker.try_acquire().unwrap_err(),
+            Rejected::Open {
+                remaining: ms(left)
+            },
+            "the deadline stays where the failure put it"
+        );
     }
-    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(10) });
+    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(4) });
     assert_eq!(lab.breaker.generation(), generation);
     assert_eq!(lab.transitions().len(), 1);
 }

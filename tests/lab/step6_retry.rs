@@ -330,6 +330,13 @@ fn e3_a_call_refused_because_a_probe_is_out_says_so() {
             "{result:?}"
         );
         assert_eq!(script.calls(), 0);
+        assert_eq!(
+            lab.breaker.state(),
+            State::HalfOpen {
+                probe_in_flight: true
+            },
+            "E3: a refusal is not a failure; only the probe's outcome decides"
+        );
         probe.success();
     });
 }

@@ -576,6 +576,9 @@ fn judge(workspace: &Path, target: &Path) -> Result<Verdict, String> {
                 .iter()
                 .filter(|(_, outcome)| !outcome.passed)
                 .collect();
+            // Name a real test first; the suite stopping early comes last.
+            let mut failed = failed;
+            failed.sort_by_key(|(test, _)| test.starts_with('('));
             Ok(match failed.first() {
                 None => Verdict::Missed,
                 Some((_, outcome)) => Verdict::Caught(

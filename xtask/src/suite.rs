@@ -148,9 +148,9 @@ pub fn reason(output: &str) -> String {
     if reason.is_empty() {
         reason = output
             .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with("thread '"))
+            .unwrap_or("(no message: the test process stopped before printing one)")
             .to_owned();
     }
     reason
