@@ -205,10 +205,11 @@ fn progress() -> Result<(), String> {
         } else {
             String::new()
         };
-        println!(
+        let line = format!(
             "  step {number}  {name:<18} {passed:>2}/{:<2}  {mark}",
             tests.len()
         );
+        println!("{}", line.trim_end());
     }
     let provided: Vec<&suite::Outcome> = results
         .iter()
