@@ -4,7 +4,8 @@
 //!
 //! One module per lab step, in the order LAB.md teaches them, so that
 //! `just test 3` (or `just test half_open`) runs one step. Each test names
-//! the contract rules it checks (B1-B10, E1-E9 in CONTRACT.md).
+//! rules it checks (B1-B10 for the breaker, E1-E9 for the retry loop, as
+//! LAB.md states them).
 
 mod support;
 

@@ -1,4 +1,4 @@
-//! Step 8, the contract's worked example end to end, as one timeline
+//! Step 8, the lab's worked example end to end, as one timeline
 //! compared with a snapshot. No new TODO: this step passes when steps 1-7
 //! work together (threshold 2, cooldown 10 ms, manual clock from t = 0).
 
@@ -33,7 +33,7 @@ fn finish<F: Future>(call: std::pin::Pin<&mut F>) -> F::Output {
 }
 
 #[test]
-fn worked_example_from_the_contract() {
+fn worked_example_end_to_end() {
     let trace = run("the worked example did not finish", async {
         let lab = Lab::new(2, ms(10));
         let cancel = CancellationToken::new();
