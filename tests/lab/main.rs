@@ -3,7 +3,7 @@
 //! re-exports whichever one is being tested.
 //!
 //! One module per lab step, in the order LAB.md teaches them, so that
-//! `just test 3` (or `just test half_open`) runs one step. Each test names
+//! `just test 3` (or `just test half_open`) runs one step. Each test names the
 //! rules it checks (B1-B10 for the breaker, E1-E9 for the retry loop, as
 //! LAB.md states them).
 
