@@ -22,34 +22,19 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    let (done, finished) = mpsc::channel();
-    let worker = thread::Builder::new()
-        .name("lab-watchdog".into())
-        .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_time()
-                .build()
-                .expect("a tokio runtime");
-            let output = runtime.block_on(test);
-            let _ = done.send(());
-            output
-        })
-        .expect("a test thread");
-    match finished.recv_timeout(LIMIT) {
-        // Disconnected: the worker panicked before reporting; join says how.
-        Ok(()) | Err(RecvTimeoutError::Disconnected) => match worker.join() {
-            Ok(output) => output,
-            Err(panic) => resume_unwind(panic),
-        },
-        Err(RecvTimeoutError::Timeout) => {
-            panic!("watchdog: the test was still running after {LIMIT:?}; probably {hint}")
-        }
-    }
+    guard(hint, LIMIT, move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a tokio runtime")
+            .block_on(test)
+    })
 }
 
 /// The synchronous twin of [`run`], for property and stress tests: runs
 /// `test` on its own thread and fails with `hint` if it takes longer than
-/// `limit` (or `LAB_WATCHDOG_SECS` seconds, for deep runs).
+/// `limit` (or `LAB_WATCHDOG_SECS` seconds, for deep runs). A panic inside
+/// `test` reaches the caller unchanged.
 pub fn guard<T: Send + 'static>(
     hint: &str,
     limit: Duration,
@@ -69,6 +54,7 @@ pub fn guard<T: Send + 'static>(
         })
         .expect("a test thread");
     match finished.recv_timeout(limit) {
+        // Disconnected: the worker panicked before reporting; join says how.
         Ok(()) | Err(RecvTimeoutError::Disconnected) => match worker.join() {
             Ok(output) => output,
             Err(panic) => resume_unwind(panic),
