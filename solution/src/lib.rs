@@ -42,6 +42,8 @@
 //!
 //! [`CancellationToken`]: tokio_util::sync::CancellationToken
 
+#![warn(missing_docs)]
+
 mod attempt;
 pub mod backoff;
 mod breaker;

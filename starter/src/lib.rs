@@ -53,6 +53,7 @@
     clippy::diverging_sub_expression,
     clippy::needless_return
 )]
+#![warn(missing_docs)]
 
 mod attempt;
 pub mod backoff;
