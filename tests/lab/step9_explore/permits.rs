@@ -83,7 +83,6 @@ type Outstanding = Vec<(String, u8, u64)>;
 
 /// Applies `op` to the model, describing it for a reader.
 fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op) -> Step {
-    let pick = |out: &Outstanding, i: usize| (!out.is_empty()).then(|| i % out.len());
     match op {
         Op::Acquire(caller) => {
             let (admission, rule) = model.admit();
@@ -103,58 +102,43 @@ fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op
                 ..Step::default()
             }
         }
-        Op::Report(i, success) => match pick(out, i) {
-            None => Step {
-                description: "(no permit out to report)".into(),
-                ..Step::default()
-            },
-            Some(i) => {
-                let (name, caller, generation) = out.remove(i);
-                let (recorded, rule) = model.report(generation, success);
-                let verdict = if success { "success" } else { "failure" };
-                Step {
-                    description: format!(
-                        "{name} (caller #{caller}) reports {verdict}: {recorded:?}"
-                    ),
-                    rule,
-                    recorded: Some(recorded),
-                    ..Step::default()
-                }
-            }
+        // Every operation on an outstanding permit needs one to be out.
+        Op::Report(..) | Op::Drop(_) | Op::Panic(_) if out.is_empty() => Step {
+            description: "(no permit out, so nothing happens)".into(),
+            ..Step::default()
         },
-        Op::Drop(i) => match pick(out, i) {
-            None => Step {
-                description: "(no permit out to drop)".into(),
+        Op::Report(i, success) => {
+            let (name, caller, generation) = out.remove(i % out.len());
+            let (recorded, rule) = model.report(generation, success);
+            let verdict = if success { "success" } else { "failure" };
+            Step {
+                description: format!("{name} (caller #{caller}) reports {verdict}: {recorded:?}"),
+                rule,
+                recorded: Some(recorded),
                 ..Step::default()
-            },
-            Some(i) => {
-                let (name, caller, generation) = out.remove(i);
-                let rule = model.abandon(generation);
-                Step {
-                    description: format!("{name} (caller #{caller}) is dropped unreported"),
-                    rule,
-                    ..Step::default()
-                }
             }
-        },
-        Op::Panic(i) => match pick(out, i) {
-            None => Step {
-                description: "(no permit out to panic with)".into(),
+        }
+        Op::Drop(i) => {
+            let (name, caller, generation) = out.remove(i % out.len());
+            let rule = model.abandon(generation);
+            Step {
+                description: format!("{name} (caller #{caller}) is dropped unreported"),
+                rule,
                 ..Step::default()
-            },
-            Some(i) => {
-                let (name, caller, generation) = out.remove(i);
-                let (recorded, _) = model.report(generation, false);
-                Step {
-                    description: format!(
-                        "caller #{caller} panics holding {name}: a failure, {recorded:?}"
-                    ),
-                    rule: "B7: a panic while holding a permit counts as a failure (subject to B6), TODO(5)",
-                    recorded: Some(recorded),
-                    ..Step::default()
-                }
             }
-        },
+        }
+        Op::Panic(i) => {
+            let (name, caller, generation) = out.remove(i % out.len());
+            let (recorded, _) = model.report(generation, false);
+            Step {
+                description: format!(
+                    "caller #{caller} panics holding {name}: a failure, {recorded:?}"
+                ),
+                rule: "B7: a panic while holding a permit counts as a failure (subject to B6), TODO(5)",
+                recorded: Some(recorded),
+                ..Step::default()
+            }
+        }
         Op::Advance(by) => {
             model.advance(by);
             Step {
