@@ -1,0 +1,66 @@
+//! `cargo xtask sync-starter`, `check-sync` and `todos`: the starter generated
+//! from the solution's TODO markers.
+
+use std::fs;
+
+use crate::{root, starter};
+
+pub(crate) fn sync_starter() -> Result<(), String> {
+    let root = root();
+    let starter::Starter { files, todos } = starter::generate(&root.join("solution/src"), 0)?;
+    let target = root.join("starter/src");
+    // Start from an empty folder so a file removed from the solution goes too.
+    if target.exists() {
+        fs::remove_dir_all(&target).map_err(|e| format!("cannot clear starter/src: {e}"))?;
+    }
+    fs::create_dir_all(&target).map_err(|e| format!("cannot create starter/src: {e}"))?;
+    for (name, text) in &files {
+        fs::write(target.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
+    }
+    println!(
+        "starter/src regenerated: {} files, {} TODO regions",
+        files.len(),
+        todos.len()
+    );
+    Ok(())
+}
+
+pub(crate) fn check_sync() -> Result<(), String> {
+    let root = root();
+    let files = starter::generate(&root.join("solution/src"), 0)?.files;
+    let mut stale = Vec::new();
+    for (name, text) in &files {
+        let committed = fs::read_to_string(root.join("starter/src").join(name)).unwrap_or_default();
+        if &committed != text {
+            stale.push(name.clone());
+        }
+    }
+    let expected: Vec<&String> = files.iter().map(|(name, _)| name).collect();
+    for entry in fs::read_dir(root.join("starter/src")).map_err(|e| e.to_string())? {
+        let name = entry.map_err(|e| e.to_string())?.file_name();
+        let name = name.to_string_lossy().into_owned();
+        if !expected.contains(&&name) {
+            stale.push(format!("{name} (not in the solution)"));
+        }
+    }
+    if stale.is_empty() {
+        println!("starter/src matches the solution's TODO markers");
+        Ok(())
+    } else {
+        Err(format!(
+            "starter/src is out of date with solution/src: {}\nrun `just sync-starter` (or `cargo xtask sync-starter`) and commit the result",
+            stale.join(", ")
+        ))
+    }
+}
+
+pub(crate) fn list_todos() -> Result<(), String> {
+    let todos = starter::generate(&root().join("solution/src"), 0)?.todos;
+    for todo in todos {
+        println!(
+            "TODO({}) starter/src/{}:{}  {}",
+            todo.step, todo.file, todo.starter_line, todo.summary
+        );
+    }
+    Ok(())
+}
