@@ -45,7 +45,7 @@ check-starter:
 
 # A deep exploration: many more property-test cases against the solution (cargo: see the justfile).
 explore cases="500000":
-    PROPTEST_CASES={{cases}} LAB_WATCHDOG_SECS=1800 INSTA_UPDATE=no cargo test --release --test lab {{solution_flags}} -- step9_explore --nocapture
+    LAB_EXPLORE_CASES={{cases}} LAB_WATCHDOG_SECS=1800 INSTA_UPDATE=no cargo test --release --test lab {{solution_flags}} -- step9_explore --nocapture
 
 # Regenerate starter/ from the TODO markers in solution/ (cargo: `cargo xtask sync-starter`).
 sync-starter:

@@ -248,7 +248,9 @@ impl Checkout {
         match result {
             Ok(Ok(receipt)) => Payment::Paid(receipt),
             Ok(Err(declined)) => Payment::Declined(declined),
-            Err(ExecuteError::Rejected { attempt, rejection }) => {
+            Err(ExecuteError::Rejected {
+                attempt, rejection, ..
+            }) => {
                 // Only a first-attempt refusal measures a whole call that the
                 // breaker turned away; a later one follows real requests.
                 let took = (attempt == 1).then(|| started.elapsed());

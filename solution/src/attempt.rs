@@ -1,5 +1,6 @@
 //! Running one admitted attempt and reporting how it went.
 
+use std::any::Any;
 use std::future::{Future, poll_fn};
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::pin;
@@ -11,11 +12,14 @@ use crate::permit::Permit;
 ///
 /// A panic, whether the task panics while starting or while running, is
 /// reported as a failure and then resumed unchanged (B7): it is never turned
-/// into an `Err`. The permit's own drop guard would count the panic too, but
-/// only if the future were dropped while the panic is still unwinding, and
-/// executors (`catch_unwind` wrappers, some test harnesses) may catch the
-/// panic first and drop the future later. Catching it here, at the poll,
-/// does not depend on how anyone above us handles panics.
+/// into an `Err`. It is caught here, at the poll, because only here is it
+/// certain to be the task's own: a permit's drop guard sees any panic on the
+/// thread, and executors (`catch_unwind` wrappers, some test harnesses) may
+/// catch the panic first and drop the future later.
+///
+/// If this future is dropped mid-attempt for any other reason (a timeout
+/// around `execute`, a `select!`, a sibling's panic under `join!`), nothing
+/// was observed: the permit goes back with no verdict.
 pub(crate) async fn run<C, T, E, Fut>(
     permit: Permit<'_, C>,
     start: impl FnOnce() -> Fut,
@@ -24,37 +28,54 @@ where
     C: Clock,
     Fut: Future<Output = Result<T, E>>,
 {
-    // The permit lives in an Option so the panic path can take it out and
-    // report it; if this future is dropped mid-attempt, the permit drops
-    // with it and records no verdict.
-    let mut permit = Some(permit);
-    let mut fail_and_resume = |payload| -> ! {
-        if let Some(permit) = permit.take() {
-            permit.failure();
-        }
-        panic::resume_unwind(payload)
-    };
+    let mut permit = Unobserved(Some(permit));
 
     // Safe to assert unwind safety: after a panic nothing here is used again.
     let task = match panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(task) => task,
-        Err(payload) => fail_and_resume(payload),
+        Err(payload) => permit.fail_and_resume(payload),
     };
     let mut task = pin!(task);
     let outcome =
         poll_fn(
             |cx| match panic::catch_unwind(AssertUnwindSafe(|| task.as_mut().poll(cx))) {
                 Ok(poll) => poll,
-                Err(payload) => fail_and_resume(payload),
+                Err(payload) => permit.fail_and_resume(payload),
             },
         )
         .await;
 
-    if let Some(permit) = permit {
+    if let Some(permit) = permit.0.take() {
         match outcome {
             Ok(_) => permit.success(),
             Err(_) => permit.failure(),
         };
     }
     outcome
+}
+
+/// The permit of an attempt whose outcome is not known yet.
+struct Unobserved<'a, C: Clock>(Option<Permit<'a, C>>);
+
+impl<C: Clock> Unobserved<'_, C> {
+    /// Reports the task's panic as a failure, then resumes it.
+    fn fail_and_resume(&mut self, payload: Box<dyn Any + Send>) -> ! {
+        if let Some(permit) = self.0.take() {
+            // The task's panic is the one the caller must see: a panic in the
+            // transition hook while reporting it is dropped (B11).
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| permit.failure()));
+        }
+        panic::resume_unwind(payload)
+    }
+}
+
+impl<C: Clock> Drop for Unobserved<'_, C> {
+    fn drop(&mut self) {
+        // Not the permit's own drop guard: that one would blame a panic
+        // unwinding past us on the dependency, and the task's own panics
+        // never get here (B7).
+        if let Some(permit) = self.0.take() {
+            permit.abandon();
+        }
+    }
 }

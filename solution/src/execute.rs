@@ -82,16 +82,25 @@ impl<C: Clock> RetryBreaker<C> {
         Backoff: Fn(u32) -> Duration,
         S: Sleeper + ?Sized,
     {
-        // BEGIN TODO(6): the retry loop (E1, E3-E6)
+        // BEGIN TODO(6): the retry loop (E1, E3-E6, E10)
         if attempts == 0 {
             return Err(ExecuteError::NoAttempts);
         }
         let mut attempt = 1;
+        // The failure that a refusal of the next attempt would hide (E10).
+        let mut previous = None;
         loop {
             stop_if_cancelled(cancel, attempt - 1)?;
-            let permit = self
-                .try_acquire()
-                .map_err(|rejection| ExecuteError::Rejected { attempt, rejection })?;
+            let permit = match self.try_acquire() {
+                Ok(permit) => permit,
+                Err(rejection) => {
+                    return Err(ExecuteError::Rejected {
+                        attempt,
+                        rejection,
+                        source: previous,
+                    });
+                }
+            };
             let error = match attempt::run(permit, &mut task).await {
                 Ok(value) => return Ok(value),
                 Err(error) => error,
@@ -103,6 +112,7 @@ impl<C: Clock> RetryBreaker<C> {
                 });
             }
             pause(sleeper, backoff(attempt), cancel, attempt).await?;
+            previous = Some(error);
             attempt += 1;
         }
         // END TODO

@@ -13,9 +13,13 @@ use crate::transition::Generation;
 ///
 /// Report what happened with [`success`](Permit::success) or
 /// [`failure`](Permit::failure). A permit is a guard: if it is dropped
-/// unreported, it still cleans up after itself (B7). During a panic it counts
-/// as a failure; otherwise nothing was observed, so it records no verdict,
-/// but a probe gives its slot back so the breaker is never wedged.
+/// unreported, it still cleans up after itself (B7). Dropped by a panic it
+/// counts as a failure: the breaker cannot tell whose panic it was, and the
+/// code holding the permit was in the middle of calling the dependency.
+/// Dropped for any other reason, nothing was observed, so it records no
+/// verdict, but a probe gives its slot back so the breaker is never wedged.
+/// ([`RetryBreaker::execute`] is more precise: it catches the task's own
+/// panic where it happens, so any other panic costs its permit nothing.)
 ///
 /// ```
 /// use std::time::Duration;
@@ -58,6 +62,13 @@ impl<'a, C: Clock> Permit<'a, C> {
     pub fn failure(self) -> Recorded {
         let permit = ManuallyDrop::new(self);
         permit.breaker.record_failure(permit.generation)
+    }
+
+    /// Gives the permit back with no verdict, panicking or not: for callers
+    /// that know nothing was observed.
+    pub(crate) fn abandon(self) {
+        let permit = ManuallyDrop::new(self);
+        permit.breaker.abandon(permit.generation);
     }
 }
 

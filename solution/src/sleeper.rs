@@ -12,6 +12,11 @@ use std::time::Duration;
 use crate::clock::ManualClock;
 
 /// Something that can wait for a while.
+///
+/// A sleep counts as *asked for* when [`sleep`](Sleeper::sleep) is called,
+/// whether or not its future is ever awaited: the test sleepers record it at
+/// that moment. So a retry loop that must not sleep (E6, E7) must not even
+/// call `sleep`.
 pub trait Sleeper {
     /// Completes once `delay` has passed. Dropping the future stops the wait.
     fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send;
@@ -41,8 +46,9 @@ impl Sleeper for TokioSleeper {
 /// A sleeper for tests: each sleep moves its [`ManualClock`] forward by the
 /// requested delay, writes the delay down, and completes at once.
 ///
-/// Like a real sleep, nothing happens until the future is first polled, so a
-/// sleep that is created but never awaited leaves no trace.
+/// All of that happens when the sleep is asked for, that is when
+/// [`sleep`](Sleeper::sleep) is called, so a sleep that is asked for and then
+/// never awaited is still on record.
 ///
 /// ```
 /// use std::time::Duration;
@@ -81,11 +87,12 @@ impl ManualSleeper {
 }
 
 impl Sleeper for ManualSleeper {
-    async fn sleep(&self, delay: Duration) {
+    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
         self.clock.advance(delay);
         self.delays
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(delay);
+        std::future::ready(())
     }
 }

@@ -3,7 +3,9 @@
 //! common case of a CLOSED circuit (see [`ClosedShortcut`]).
 
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::thread;
 use std::time::Duration;
 
 use crate::circuit::{Circuit, Recorded};
@@ -80,8 +82,14 @@ impl<C: Clock> RetryBreaker<C> {
     /// Calls `hook` after every transition, in the order of their
     /// generations when the breaker is used from one thread.
     ///
-    /// The hook runs after the breaker's lock is released, so it may read
-    /// the breaker; it should be quick, because it runs on the caller's path.
+    /// The hook runs after the transition is complete and the breaker's lock
+    /// is released, so it may read the breaker; it should be quick, because
+    /// it runs on the caller's path. A panic in the hook reaches the caller
+    /// whose operation made the transition, with the breaker left sound
+    /// (B11): an outcome stays counted, and a probe whose admission made the
+    /// hook panic hands its slot back, since the dependency was never
+    /// called. While another panic is already unwinding, the hook's panic is
+    /// dropped, so that the first one reaches its caller unchanged.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
@@ -144,8 +152,19 @@ impl<C: Clock> RetryBreaker<C> {
         if let Some(generation) = self.shortcut.admit() {
             return Ok(Permit::new(self, generation));
         }
-        let generation = self.update(|circuit, clock| circuit.admit(clock))?;
-        Ok(Permit::new(self, generation))
+        let (admitted, transition) = self.locked(|circuit, clock| circuit.admit(clock));
+        let permit = Permit::new(self, admitted?);
+        if let Some(transition) = transition {
+            // This admission made the attempt the probe. If the hook panics,
+            // the dependency is never called: the slot goes back with no
+            // verdict, and the panic goes on to the caller (B11).
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| self.notify(&transition)))
+            {
+                permit.abandon();
+                panic::resume_unwind(payload);
+            }
+        }
+        Ok(permit)
     }
 
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
@@ -165,19 +184,36 @@ impl<C: Clock> RetryBreaker<C> {
     }
 
     /// Runs one short critical section, then tells the hook about any
-    /// transition it made. The hook is called outside the lock so that it
-    /// can never deadlock by reading the breaker (B8).
+    /// transition it made.
     fn update<R>(&self, operation: impl FnOnce(&mut Circuit, &C) -> R) -> R {
-        let (result, transition) = {
-            let mut circuit = self.circuit();
-            let result = operation(&mut circuit, &self.clock);
-            self.shortcut.refresh(&circuit);
-            (result, circuit.take_transition())
-        };
-        if let (Some(transition), Some(hook)) = (transition, &self.hook) {
-            hook(&transition);
+        let (result, transition) = self.locked(operation);
+        if let Some(transition) = transition {
+            self.notify(&transition);
         }
         result
+    }
+
+    /// Runs one short critical section and returns the transition it made,
+    /// if any, for the caller to hand to the hook once the lock is released.
+    fn locked<R>(&self, operation: impl FnOnce(&mut Circuit, &C) -> R) -> (R, Option<Transition>) {
+        let mut circuit = self.circuit();
+        let result = operation(&mut circuit, &self.clock);
+        self.shortcut.refresh(&circuit);
+        (result, circuit.take_transition())
+    }
+
+    /// Calls the hook, outside the lock so that it can never deadlock by
+    /// reading the breaker (B8).
+    fn notify(&self, transition: &Transition) {
+        let Some(hook) = &self.hook else { return };
+        if thread::panicking() {
+            // A permit dropped by a panic is reporting its failure. A second
+            // panic here would abort the process, and the panic under way is
+            // the one its caller must see (B11).
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| hook(transition)));
+        } else {
+            hook(transition);
+        }
     }
 
     fn circuit(&self) -> MutexGuard<'_, Circuit> {

@@ -79,12 +79,18 @@ pub enum ExecuteError<E> {
         attempts_made: u32,
     },
     /// The breaker refused an attempt (E3). Retrying at once would only spin.
+    ///
+    /// If an attempt of this call failed before the refusal, its error is
+    /// the `source` (E10): that failure, or one like it, is why the circuit
+    /// refused, and the caller should learn it.
     #[error("attempt {attempt} was refused: {rejection}")]
     Rejected {
         /// The attempt that was refused (1-based).
         attempt: u32,
         /// Why the breaker refused it.
         rejection: Rejected,
+        /// The error of this call's previous attempt, if there was one.
+        source: Option<E>,
     },
     /// The task failed and was not retried: it was the last attempt, or the
     /// error is not retryable (E5).
@@ -98,18 +104,22 @@ pub enum ExecuteError<E> {
 }
 
 impl<E> ExecuteError<E> {
-    /// The task's own error, if that is why the call failed.
+    /// The task's last error: the reason for [`ExecuteError::Task`], or the
+    /// failure before a refusal (E10).
     pub fn task_error(&self) -> Option<&E> {
         match self {
             ExecuteError::Task { source, .. } => Some(source),
+            ExecuteError::Rejected { source, .. } => source.as_ref(),
             _ => None,
         }
     }
 
-    /// Takes the task's own error out, if that is why the call failed.
+    /// Takes the task's last error out, as [`task_error`](Self::task_error)
+    /// finds it.
     pub fn into_task_error(self) -> Option<E> {
         match self {
             ExecuteError::Task { source, .. } => Some(source),
+            ExecuteError::Rejected { source, .. } => source,
             _ => None,
         }
     }

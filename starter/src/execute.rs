@@ -82,8 +82,8 @@ impl<C: Clock> RetryBreaker<C> {
         Backoff: Fn(u32) -> Duration,
         S: Sleeper + ?Sized,
     {
-        // TODO(6): the retry loop (E1, E3-E6)
-        todo!("TODO(6): the retry loop (E1, E3-E6); see LAB.md, step 6")
+        // TODO(6): the retry loop (E1, E3-E6, E10)
+        todo!("TODO(6): the retry loop (E1, E3-E6, E10); see LAB.md, step 6")
     }
 }
 

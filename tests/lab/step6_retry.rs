@@ -228,7 +228,8 @@ fn e4_every_attempt_is_reported_so_retries_can_open_the_circuit() {
                 error,
                 ExecuteError::Rejected {
                     attempt: 3,
-                    rejection: Rejected::Open { .. }
+                    rejection: Rejected::Open { .. },
+                    ..
                 }
             ),
             "the two failed attempts opened the circuit, so attempt 3 is refused: {error:?}"
@@ -283,7 +284,7 @@ fn e3_a_rejection_ends_the_call_at_once_without_task_sleep_or_spin() {
             .await;
         let error = result.unwrap_err();
         assert!(
-            matches!(error, ExecuteError::Rejected { attempt: 1, rejection: Rejected::Open { remaining } } if remaining == ms(6)),
+            matches!(error, ExecuteError::Rejected { attempt: 1, rejection: Rejected::Open { remaining }, source: None } if remaining == ms(6)),
             "{error:?}"
         );
         assert!(error.to_string().contains("refused"), "{error}");
@@ -324,7 +325,8 @@ fn e3_a_call_refused_because_a_probe_is_out_says_so() {
                 result,
                 Err(ExecuteError::Rejected {
                     attempt: 1,
-                    rejection: Rejected::ProbeInFlight
+                    rejection: Rejected::ProbeInFlight,
+                    source: None,
                 })
             ),
             "{result:?}"

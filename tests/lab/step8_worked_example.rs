@@ -17,8 +17,16 @@ fn show<T: Debug>(result: &Result<T, ExecuteError<Fault>>) -> String {
     match result {
         Ok(value) => format!("Ok({value:?})"),
         Err(ExecuteError::Task { attempt, source }) => format!("Err(attempt {attempt}: {source})"),
-        Err(ExecuteError::Rejected { attempt, rejection }) => {
-            format!("Err(attempt {attempt} rejected: {rejection:?})")
+        Err(ExecuteError::Rejected {
+            attempt,
+            rejection,
+            source,
+        }) => {
+            let after = source.map(|fault| format!(", after {fault}"));
+            format!(
+                "Err(attempt {attempt} rejected: {rejection:?}{})",
+                after.unwrap_or_default()
+            )
         }
         Err(other) => format!("Err({other:?})"),
     }

@@ -61,8 +61,10 @@ fn the_system_clock_moves_forward_and_never_backwards() {
     assert!(later > first, "the system clock did not move");
 }
 
+/// One meaning of "asking the sleeper" for every test sleeper: calling
+/// `sleep`. So a sleep asked for and never awaited is still on record (E7).
 #[test]
-fn a_manual_sleeper_advances_its_clock_records_delays_and_acts_only_when_polled() {
+fn a_manual_sleeper_records_every_sleep_when_it_is_asked_for() {
     let clock = ManualClock::new();
     let sleeper = ManualSleeper::new(clock.clone());
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -71,10 +73,10 @@ fn a_manual_sleeper_advances_its_clock_records_delays_and_acts_only_when_polled(
     runtime.block_on(async {
         sleeper.sleep(ms(3)).await;
         sleeper.sleep(ms(4)).await;
-        drop(sleeper.sleep(ms(100))); // never polled: no effect
+        drop(sleeper.sleep(ms(100))); // asked for, never awaited
     });
-    assert_eq!(clock.now(), ms(7));
-    assert_eq!(sleeper.clone().delays(), [ms(3), ms(4)]);
+    assert_eq!(clock.now(), ms(107));
+    assert_eq!(sleeper.clone().delays(), [ms(3), ms(4), ms(100)]);
 }
 
 #[test]
@@ -178,12 +180,21 @@ fn every_error_message_is_a_sentence_about_what_happened() {
     let rejected = ExecuteError::<Fault>::Rejected {
         attempt: 1,
         rejection: Rejected::ProbeInFlight,
+        source: None,
     };
     assert!(rejected.to_string().contains("probe"), "{rejected}");
     assert!(
         std::error::Error::source(&rejected).is_none(),
-        "the rejection is in the message"
+        "a first-attempt refusal has no earlier error (E10)"
     );
+    let after_failure = ExecuteError::Rejected {
+        attempt: 2,
+        rejection: Rejected::ProbeInFlight,
+        source: Some(Fault::Timeout),
+    };
+    let cause = std::error::Error::source(&after_failure).expect("E10: the earlier error");
+    assert_eq!(cause.to_string(), "timeout");
+    assert_eq!(after_failure.task_error(), Some(&Fault::Timeout));
 }
 
 #[test]

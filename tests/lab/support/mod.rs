@@ -3,6 +3,7 @@
 
 pub mod fault;
 pub mod lab;
+pub mod panics;
 pub mod poll;
 pub mod script;
 pub mod timeline;

@@ -3,6 +3,7 @@
 //! as a diff of two timelines.
 
 use std::fmt::Display;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -65,9 +66,10 @@ pub struct TracedSleeper<S> {
 }
 
 impl<S: Sleeper + Sync> Sleeper for TracedSleeper<S> {
-    async fn sleep(&self, delay: Duration) {
+    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+        // Written down when asked for, as every test sleeper does (E7).
         self.timeline
             .log(self.who, format!("sleeps {}ms", delay.as_millis()));
-        self.inner.sleep(delay).await;
+        self.inner.sleep(delay)
     }
 }

@@ -44,9 +44,13 @@ pub fn guard<T: Send + 'static>(
         .ok()
         .and_then(|secs| secs.parse().ok())
         .map_or(limit, Duration::from_secs);
+    super::panics::install();
     let (done, finished) = mpsc::channel();
+    // The worker carries the test's own name, so a panic on it is reported
+    // under the test that failed.
+    let name = thread::current().name().unwrap_or("lab-test").to_owned();
     let worker = thread::Builder::new()
-        .name("lab-watchdog".into())
+        .name(name)
         .spawn(move || {
             let output = test();
             let _ = done.send(());
@@ -76,6 +80,7 @@ pub struct Alarm {
 
 impl Alarm {
     pub fn set(limit: Duration) -> Alarm {
+        super::panics::install();
         use std::sync::atomic::{AtomicBool, Ordering};
         let armed = std::sync::Arc::new(AtomicBool::new(true));
         let test = thread::current().name().unwrap_or("a test").to_owned();

@@ -1,0 +1,60 @@
+//! How a failing test reads: one panic message per failure, no backtrace.
+//!
+//! The default panic hook prints a backtrace whenever `RUST_BACKTRACE` is set,
+//! as many shells set it, and a property test prints one message for every
+//! case it shrinks through: thousands of lines in which the one that matters
+//! is lost. This hook prints the panic's thread, place and message and
+//! nothing else, and stays silent inside [`quietly`]. `LAB_BACKTRACE=1`
+//! brings the default hook back, for a session with a debugger.
+
+use std::cell::Cell;
+use std::panic::{self, PanicHookInfo};
+use std::sync::Once;
+use std::thread;
+
+thread_local! {
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Installs the suite's panic hook, once per test process.
+pub fn install() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        if std::env::var_os("LAB_BACKTRACE").is_some_and(|v| v == "1") {
+            return;
+        }
+        panic::set_hook(Box::new(concise));
+    });
+}
+
+/// Runs `f` with panic messages on this thread silenced. For code that
+/// catches panics by design and reports them itself, such as a property
+/// test that shrinks a failing case through many panicking runs.
+pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            QUIET.with(|quiet| quiet.set(self.0));
+        }
+    }
+    let _restore = Restore(QUIET.with(|quiet| quiet.replace(true)));
+    f()
+}
+
+fn concise(info: &PanicHookInfo<'_>) {
+    if QUIET.with(Cell::get) {
+        return;
+    }
+    let payload = info.payload();
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(a panic without a message)");
+    let current = thread::current();
+    let name = current.name().unwrap_or("<unnamed>");
+    match info.location() {
+        Some(at) => eprintln!("thread '{name}' panicked at {at}:\n{message}"),
+        None => eprintln!("thread '{name}' panicked:\n{message}"),
+    }
+}
