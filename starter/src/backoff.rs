@@ -22,7 +22,9 @@ pub fn constant(delay: Duration) -> impl Fn(u32) -> Duration + Clone + Send + Sy
 }
 
 /// `base` after the first failure, doubling after each further one, never
-/// more than `cap`.
+/// more than `cap`: `min(cap, base * 2^(attempt - 1))`, exact for every
+/// attempt number, saturating where it would overflow. (Attempt 0, which
+/// `execute` never passes, gets `base` as attempt 1 does.)
 ///
 /// ```
 /// use std::time::Duration;
@@ -37,12 +39,32 @@ pub fn exponential(
     base: Duration,
     cap: Duration,
 ) -> impl Fn(u32) -> Duration + Clone + Send + Sync {
-    move |attempt| {
-        // 2^(attempt - 1), pinned at u32::MAX once the shift would overflow;
-        // by then the cap has long taken over for any sensible base.
-        let doublings = attempt.saturating_sub(1);
-        let factor = 1u32.checked_shl(doublings).unwrap_or(u32::MAX);
-        base.saturating_mul(factor).min(cap)
+    move |attempt| doubled(base, attempt.saturating_sub(1)).min(cap)
+}
+
+/// `base * 2^doublings`, exactly, or [`Duration::MAX`] once that no longer
+/// fits. A `Duration` holds fewer than 2^95 nanoseconds, so the product is
+/// worked out in `u128` nanoseconds, where it cannot overflow unnoticed.
+fn doubled(base: Duration, doublings: u32) -> Duration {
+    let nanos = base.as_nanos();
+    if nanos == 0 {
+        return Duration::ZERO;
+    }
+    // Shifting left by `doublings` loses no bit only while that many high
+    // bits are zero.
+    if doublings >= nanos.leading_zeros() {
+        return Duration::MAX;
+    }
+    from_nanos(nanos << doublings)
+}
+
+/// The `Duration` of `nanos` nanoseconds, saturating at [`Duration::MAX`].
+fn from_nanos(nanos: u128) -> Duration {
+    const NANOS_PER_SEC: u128 = 1_000_000_000;
+    match u64::try_from(nanos / NANOS_PER_SEC) {
+        // The remainder is below 10^9, so it fits in a u32.
+        Ok(secs) => Duration::new(secs, (nanos % NANOS_PER_SEC) as u32),
+        Err(_) => Duration::MAX,
     }
 }
 
@@ -79,13 +101,9 @@ pub fn jittered(
 /// largest `Duration` has fewer than 2^95 nanoseconds, and the random factor
 /// is below 2^32.
 fn fraction_of(span: Duration, random: u64) -> Duration {
-    const NANOS_PER_SEC: u128 = 1_000_000_000;
     let numerator = u128::from(random >> 32);
-    let nanos = (span.as_nanos() * numerator) >> 32;
-    // nanos <= span, so the whole seconds fit back into a u64.
-    let secs = u64::try_from(nanos / NANOS_PER_SEC).unwrap_or(u64::MAX);
-    let subsec = (nanos % NANOS_PER_SEC) as u32;
-    Duration::new(secs, subsec)
+    // nanos <= span, so it always fits back into a Duration.
+    from_nanos((span.as_nanos() * numerator) >> 32)
 }
 
 /// SplitMix64 of the seed and attempt: a well-mixed, dependency-free hash.

@@ -123,3 +123,124 @@ fn b2_opening_starts_a_new_generation() {
     assert!(lab.breaker.generation() > before);
     assert_eq!(lab.transitions()[0].generation, lab.breaker.generation());
 }
+
+// --- Reports (B9) and the transition hook (B8, B11) in CLOSED ---
+
+#[test]
+fn b9_every_report_in_a_closed_circuit_counts_up_to_and_including_the_one_that_opens_it() {
+    for threshold in 1..=4 {
+        let lab = Lab::new(threshold, ms(10));
+        for failures in 1..=threshold {
+            // A success in between, when there is room for one, resets.
+            if failures == 1 && threshold > 1 {
+                assert_eq!(
+                    lab.breaker.try_acquire().unwrap().success(),
+                    Recorded::Counted,
+                    "TODO(1): a success of the current generation counts (B9)"
+                );
+            }
+            let recorded = lab.breaker.try_acquire().unwrap().failure();
+            assert_eq!(
+                recorded,
+                Recorded::Counted,
+                "TODO(1): threshold {threshold}, failure {failures}: a current outcome counts (B9), \
+                 the one that opens the circuit included"
+            );
+        }
+        assert_eq!(
+            lab.breaker.state(),
+            State::Open { remaining: ms(10) },
+            "TODO(1): threshold {threshold} (B2)"
+        );
+    }
+}
+
+const HOOK: &str = "the transition hook (B8, B11), once TODO(1) opens the circuit";
+
+#[test]
+fn b8_the_hook_runs_once_per_transition_after_it_is_complete_and_may_read_the_breaker() {
+    crate::support::guard(
+        "the hook deadlocked reading the breaker: it must run after the lock is released (B8)",
+        Duration::from_secs(5),
+        || {
+            let hooked = crate::support::Hooked::new(2, ms(10), |_, _| {});
+            hooked.clock.advance(ms(3));
+            hooked.trip();
+            let seen = hooked.seen();
+            assert_eq!(
+                seen.len(),
+                1,
+                "{HOOK}: one call for one transition, got {seen:?}"
+            );
+            let first = &seen[0];
+            assert_eq!(
+                (
+                    first.transition.from,
+                    first.transition.to,
+                    first.transition.at
+                ),
+                (Phase::Closed, Phase::Open, ms(3)),
+                "{HOOK}: the transition as it happened"
+            );
+            assert_eq!(
+                first.state,
+                State::Open { remaining: ms(10) },
+                "{HOOK}: the hook runs after the transition is complete, so a read inside it \
+                 sees the new state"
+            );
+            assert_eq!(
+                first.generation,
+                first.transition.generation.get(),
+                "{HOOK}: the generation the hook reads is the one the transition began"
+            );
+            assert_eq!(hooked.breaker.generation(), first.transition.generation);
+        },
+    );
+}
+
+#[test]
+fn b8_a_hook_may_even_ask_for_a_permit_and_report_on_it() {
+    crate::support::guard(
+        "the hook deadlocked calling the breaker: it must run after the lock is released (B8)",
+        Duration::from_secs(5),
+        || {
+            let hooked = crate::support::Hooked::new(1, ms(10), |breaker, transition| {
+                if transition.to == Phase::Open {
+                    assert!(
+                        breaker.try_acquire().is_err(),
+                        "{HOOK}: inside the hook the circuit is already OPEN"
+                    );
+                }
+            });
+            hooked.trip();
+            assert_eq!(hooked.breaker.state(), State::Open { remaining: ms(10) });
+            assert_eq!(hooked.seen().len(), 1, "{HOOK}: a refusal is no transition");
+        },
+    );
+}
+
+#[test]
+fn b11_a_hook_that_panics_after_a_reported_failure_panics_the_reporter_and_the_failure_stays_counted()
+ {
+    let hooked = crate::support::Hooked::new(1, ms(10), |_, transition| {
+        if transition.to == Phase::Open {
+            panic!("the hook exploded");
+        }
+    });
+    let permit = hooked.breaker.try_acquire().unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| permit.failure()));
+    let payload = caught.expect_err("B11: the hook's panic reaches the caller of failure()");
+    assert_eq!(
+        crate::support::panic_message(&*payload),
+        "the hook exploded"
+    );
+    assert_eq!(
+        hooked.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{HOOK}: the failure stays counted (B11)"
+    );
+    assert!(
+        hooked.breaker.try_acquire().is_err(),
+        "{HOOK}: and the circuit refuses as an open one should"
+    );
+}

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use retry_breaker::{Phase, Rejected, State};
+use retry_breaker::{Phase, Recorded, Rejected, State};
 
 use crate::support::{Lab, ms};
 
@@ -193,4 +193,120 @@ fn b5_every_transition_starts_a_new_generation() {
         .collect();
     assert_eq!(generations, [1, 2, 3, 4, 5]);
     assert_eq!(lab.breaker.generation().get(), 5);
+}
+
+// --- Reports (B9) and the transition hook (B8, B11) around the probe ---
+
+#[test]
+fn b9_a_probe_report_counts_whichever_way_it_goes() {
+    for success in [true, false] {
+        let lab = Lab::new(1, ms(10));
+        lab.trip();
+        lab.advance(ms(10));
+        let probe = lab.probe();
+        let recorded = if success {
+            probe.success()
+        } else {
+            probe.failure()
+        };
+        assert_eq!(
+            recorded,
+            Recorded::Counted,
+            "TODO(3): the probe's {} is current and decides (B5, B9)",
+            if success { "success" } else { "failure" }
+        );
+    }
+}
+
+#[test]
+fn b8_the_hook_sees_every_transition_around_a_probe_once_and_complete() {
+    crate::support::guard(
+        "the hook deadlocked reading the breaker: it must run after the lock is released (B8)",
+        Duration::from_secs(5),
+        || {
+            let hooked = crate::support::Hooked::new(1, ms(10), |_, _| {});
+            hooked.trip(); // CLOSED -> OPEN
+            hooked.clock.advance(ms(10));
+            let probe = hooked.breaker.try_acquire().expect(NOT_YET); // -> HALF-OPEN
+            probe.failure(); // -> OPEN
+            hooked.clock.advance(ms(10));
+            let probe = hooked.breaker.try_acquire().expect(NOT_YET); // -> HALF-OPEN
+            probe.success(); // -> CLOSED
+            let seen: Vec<(Phase, Phase, Duration, State)> = hooked
+                .seen()
+                .iter()
+                .map(|s| (s.transition.from, s.transition.to, s.transition.at, s.state))
+                .collect();
+            let half_open = State::HalfOpen {
+                probe_in_flight: true,
+            };
+            assert_eq!(
+                seen,
+                [
+                    (
+                        Phase::Closed,
+                        Phase::Open,
+                        ms(0),
+                        State::Open { remaining: ms(10) }
+                    ),
+                    (Phase::Open, Phase::HalfOpen, ms(10), half_open),
+                    (
+                        Phase::HalfOpen,
+                        Phase::Open,
+                        ms(10),
+                        State::Open { remaining: ms(10) }
+                    ),
+                    (Phase::Open, Phase::HalfOpen, ms(20), half_open),
+                    (
+                        Phase::HalfOpen,
+                        Phase::Closed,
+                        ms(20),
+                        State::Closed { failures: 0 }
+                    ),
+                ],
+                "TODO(3): each transition reaches the hook once, after it is complete (B8)"
+            );
+            for seen in hooked.seen() {
+                assert_eq!(seen.generation, seen.transition.generation.get());
+            }
+        },
+    );
+}
+
+#[test]
+fn b11_a_hook_that_panics_when_the_probe_is_admitted_hands_the_probe_slot_back() {
+    let exploded = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let once = std::sync::Arc::clone(&exploded);
+    let hooked = crate::support::Hooked::new(1, ms(10), move |_, transition| {
+        if transition.to == Phase::HalfOpen && !once.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            panic!("the hook exploded");
+        }
+    });
+    hooked.trip();
+    hooked.clock.advance(ms(10));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        hooked.breaker.try_acquire().map(drop)
+    }));
+    let payload = caught.expect_err(
+        "B11: the hook's panic reaches the caller of try_acquire, who never got a permit",
+    );
+    assert_eq!(
+        crate::support::panic_message(&*payload),
+        "the hook exploded"
+    );
+    assert_eq!(
+        hooked.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "B11: the dependency was never called, so the probe slot goes back with no verdict; \
+         otherwise every later attempt is refused forever"
+    );
+    let probe = hooked
+        .breaker
+        .try_acquire()
+        .expect("B11: the next attempt may probe");
+    probe.success();
+    assert_eq!(hooked.breaker.state(), State::Closed { failures: 0 });
 }

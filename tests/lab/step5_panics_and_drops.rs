@@ -3,7 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use retry_breaker::State;
+use retry_breaker::{Phase, State};
 
 use crate::support::{Lab, ms};
 
@@ -91,7 +91,7 @@ fn b7_a_dropped_permit_records_no_verdict_in_any_state() {
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 1 },
-        "a drop is not a failure"
+        "{DROP_TODO}: a permit dropped without a panic observed nothing, so it is not a failure"
     );
     lab.breaker.try_acquire().unwrap().failure();
     lab.advance(ms(10));
@@ -101,7 +101,8 @@ fn b7_a_dropped_permit_records_no_verdict_in_any_state() {
         State::HalfOpen {
             probe_in_flight: false
         },
-        "a drop is neither a success nor a failure; {DROP_TODO}"
+        "{DROP_TODO}: a probe dropped without a panic gives its slot back, with no verdict: \
+         neither a success (CLOSED) nor a failure (OPEN), and not still taken"
     );
 }
 
@@ -147,5 +148,59 @@ fn b7_a_stale_permit_dropped_in_a_panic_changes_nothing() {
         State::HalfOpen {
             probe_in_flight: true
         }
+    );
+}
+
+/// Run by `b11_…_never_aborts_the_process`, in a process of its own.
+#[test]
+#[ignore = "a child process of b11_a_hook_that_panics_while_a_panic_unwinds_never_aborts_the_process"]
+fn child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic() {
+    if !crate::support::is_child() {
+        return;
+    }
+    let hooked = crate::support::Hooked::new(1, ms(10), |_, transition| {
+        if transition.to == Phase::Open {
+            panic!("the hook exploded");
+        }
+    });
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _permit = hooked.breaker.try_acquire().expect("admitted");
+        panic!("the dependency client blew up");
+    }));
+    let payload = caught.expect_err("the panic reaches the caller");
+    assert_eq!(
+        crate::support::panic_message(&*payload),
+        "the dependency client blew up",
+        "B11: the panic that was unwinding reaches its caller unchanged, not the hook's"
+    );
+    assert_eq!(
+        hooked.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{DROP_TODO}: a permit dropped by a panic counts as a failure"
+    );
+}
+
+#[test]
+fn b11_a_hook_that_panics_while_a_panic_unwinds_never_aborts_the_process() {
+    crate::support::run_child(
+        "step5_panics_and_drops::child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic",
+    );
+}
+
+#[test]
+fn b7_a_permit_held_through_someone_elses_panic_still_counts_as_a_failure() {
+    // With the two-step API the breaker cannot tell whose panic it was: the
+    // code holding the permit was in the middle of calling the dependency.
+    let lab = Lab::new(1, ms(10));
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _permit = lab.breaker.try_acquire().expect("admitted");
+        let parse = |text: &str| text.parse::<u32>().expect("the caller's own bug");
+        parse("not a number")
+    }));
+    assert!(caught.is_err());
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{DROP_TODO}: any panic that drops a permit counts as a failure (B7)"
     );
 }

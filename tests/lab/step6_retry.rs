@@ -687,3 +687,294 @@ fn e5_execute_works_on_a_shared_breaker_from_a_spawned_task() {
         assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
     });
 }
+
+// --- The real cause of a refusal (E10) ---
+
+#[test]
+fn e10_a_refusal_after_a_failed_attempt_carries_that_attempts_error() {
+    run(LOOPED, async {
+        // Threshold 2: attempt 2's failure opens the circuit, so attempt 3
+        // is refused. The caller must still learn why.
+        let lab = Lab::new(2, ms(100));
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable)]);
+        let result = lab
+            .breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ExecuteError::Rejected {
+                    attempt: 3,
+                    rejection: Rejected::Open { .. },
+                    source: Some(Fault::Unavailable),
+                }
+            ),
+            "TODO(6): a refusal after a failed attempt carries the error of the attempt just \
+             before it (the last, not the first), as its source (E10); got {error:?}"
+        );
+        let cause = std::error::Error::source(&error).expect("E10: the refusal has a source");
+        assert_eq!(cause.to_string(), "unavailable");
+        assert_eq!(error.task_error(), Some(&Fault::Unavailable));
+    });
+}
+
+#[test]
+fn e10_a_refusal_of_a_retry_while_the_cooldown_runs_carries_the_failure_that_opened_it() {
+    run(LOOPED, async {
+        // Threshold 1, cooldown longer than the backoff: attempt 2 asks
+        // while the circuit is still open.
+        let lab = Lab::new(1, ms(100));
+        let script = Script::new([Err(Fault::Timeout)]);
+        let result = lab
+            .breaker
+            .execute(
+                5,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        let error = result.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ExecuteError::Rejected {
+                    attempt: 2,
+                    rejection: Rejected::Open { remaining },
+                    source: Some(Fault::Timeout),
+                } if remaining == ms(90)
+            ),
+            "TODO(6): E10, E3; got {error:?}"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            [ms(10)],
+            "E3: no sleep after the refusal"
+        );
+    });
+}
+
+// --- Whose panic is it? (B7, B11) ---
+
+#[test]
+fn b7_a_call_dropped_while_a_sibling_panics_records_no_verdict() {
+    for in_probe in [false, true] {
+        let lab = Lab::new(1, ms(10));
+        if in_probe {
+            lab.trip();
+            lab.advance(ms(10));
+        }
+        let before = lab.breaker.state();
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            // Under `join!`, two futures share one task: this call's attempt
+            // is in flight when the other future panics, and the panic drops
+            // both.
+            let cancel = CancellationToken::new();
+            let call = lab.breaker.execute(
+                3,
+                pending::<Result<(), Fault>>,
+                retryable,
+                linear,
+                &cancel,
+                &lab.sleeper,
+            );
+            let mut call = pin!(call);
+            assert!(poll_once(call.as_mut()).is_pending());
+            panic!("the sibling future's own bug");
+        }));
+        assert!(caught.is_err());
+        let expected = if in_probe {
+            State::HalfOpen {
+                probe_in_flight: false,
+            }
+        } else {
+            before
+        };
+        assert_eq!(
+            lab.breaker.state(),
+            expected,
+            "B7: only the task's own panic is the dependency's fault; a call dropped by someone \
+             else's panic observed nothing, so it records no verdict (and a probe gives its \
+             slot back). execute's attempt must not leave this to the permit's drop guard, \
+             which blames any panic."
+        );
+    }
+}
+
+#[test]
+fn b7_a_task_panic_caught_by_the_caller_counts_once_even_if_the_call_is_dropped_later() {
+    // Some executors catch a panic at the poll and drop the future later,
+    // when nothing is unwinding any more: a drop guard alone would then see
+    // an ordinary drop and record nothing.
+    let lab = Lab::new(2, ms(10));
+    let cancel = CancellationToken::new();
+    let call = lab.breaker.execute(
+        3,
+        || async { panic!("the dependency client blew up") },
+        retryable,
+        linear,
+        &cancel,
+        &lab.sleeper,
+    );
+    let mut call = pin!(call);
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _: std::task::Poll<Result<(), _>> = poll_once(call.as_mut());
+    }));
+    assert!(caught.is_err(), "B7: the panic reaches the caller");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "B7: the task's panic is counted where it happens, at the poll"
+    );
+    drop(call);
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "B7: and counted once"
+    );
+}
+
+#[test]
+fn b11_a_hook_that_panics_when_a_calls_probe_is_admitted_never_calls_the_task() {
+    let hooked = crate::support::Hooked::new(1, ms(10), |_, transition| {
+        if transition.to == retry_breaker::Phase::HalfOpen {
+            panic!("the hook exploded");
+        }
+    });
+    hooked.trip();
+    hooked.clock.advance(ms(10));
+    let sleeper = ManualSleeper::new(hooked.clock.clone());
+    let script = Script::new([]);
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        run(LOOPED, {
+            let breaker = Arc::clone(&hooked.breaker);
+            let task = script.task();
+            async move {
+                let _ = breaker
+                    .execute(
+                        3,
+                        task,
+                        retryable,
+                        linear,
+                        &CancellationToken::new(),
+                        &sleeper,
+                    )
+                    .await;
+            }
+        })
+    }));
+    let payload = caught.expect_err("B11: the hook's panic reaches the caller of execute");
+    assert_eq!(
+        crate::support::panic_message(&*payload),
+        "the hook exploded"
+    );
+    assert_eq!(script.calls(), 0, "B11: the task is never called");
+    assert_eq!(
+        hooked.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "B11: the probe slot goes back with no verdict"
+    );
+}
+
+#[test]
+fn b11_a_hook_that_panics_after_an_attempt_is_reported_panics_the_caller_with_the_outcome_counted()
+{
+    let hooked = crate::support::Hooked::new(1, ms(10), |_, transition| {
+        if transition.to == retry_breaker::Phase::Open {
+            panic!("the hook exploded");
+        }
+    });
+    let sleeper = ManualSleeper::new(hooked.clock.clone());
+    let script = Script::new([Err(Fault::Timeout)]);
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        run(LOOPED, {
+            let breaker = Arc::clone(&hooked.breaker);
+            let task = script.task();
+            async move {
+                let _ = breaker
+                    .execute(
+                        3,
+                        task,
+                        retryable,
+                        linear,
+                        &CancellationToken::new(),
+                        &sleeper,
+                    )
+                    .await;
+            }
+        })
+    }));
+    let payload = caught.expect_err("B11: the hook's panic reaches the caller of execute");
+    assert_eq!(
+        crate::support::panic_message(&*payload),
+        "the hook exploded"
+    );
+    assert_eq!(script.calls(), 1);
+    assert_eq!(
+        hooked.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "B11: the failure stays counted"
+    );
+}
+
+/// Run by `b11_…_task_panic_wins`, in a process of its own.
+#[test]
+#[ignore = "a child process of b11_a_task_panic_and_a_hook_panic_together_the_task_panic_wins"]
+fn child_b11_task_and_hook_both_panic() {
+    if !crate::support::is_child() {
+        return;
+    }
+    let hooked = crate::support::Hooked::new(1, ms(10), |_, transition| {
+        if transition.to == retry_breaker::Phase::Open {
+            panic!("the hook exploded");
+        }
+    });
+    let sleeper = ManualSleeper::new(hooked.clock.clone());
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        run(LOOPED, {
+            let breaker = Arc::clone(&hooked.breaker);
+            async move {
+                let _: Result<(), _> = breaker
+                    .execute(
+                        3,
+                        || async { panic!("the dependency client blew up") },
+                        retryable,
+                        linear,
+                        &CancellationToken::new(),
+                        &sleeper,
+                    )
+                    .await;
+            }
+        })
+    }));
+    let payload = caught.expect_err("the panic reaches the caller");
+    assert_eq!(
+        crate::support::panic_message(&*payload),
+        "the dependency client blew up",
+        "B11: the task's panic reaches the caller unchanged; the hook's panic while reporting \
+         it is dropped"
+    );
+    assert_eq!(
+        hooked.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "B7: the task's panic counted as a failure"
+    );
+}
+
+#[test]
+fn b11_a_task_panic_and_a_hook_panic_together_the_task_panic_wins() {
+    crate::support::run_child("step6_retry::child_b11_task_and_hook_both_panic");
+}

@@ -245,3 +245,170 @@ fn e7_cancelling_from_another_task_wakes_a_call_that_sleeps_for_real() {
         },
     );
 }
+
+// --- Cancellation at every point of a call (E2, E5, E7) ---
+
+/// What a call must return when its token is cancelled during attempt
+/// `at` of `budget`, and that attempt ends with `outcome`.
+fn expected_when_cancelled_during(
+    at: u32,
+    budget: u32,
+    outcome: Result<u32, Fault>,
+) -> Result<u32, String> {
+    match outcome {
+        // E7: the task's business; a value that arrives is returned.
+        Ok(value) => Ok(value),
+        // E5: the last attempt, or not retryable: the original error.
+        Err(fault) if at == budget || !retryable(&fault) => Err(format!("Task({at}, {fault})")),
+        // A retry would follow, but the token stops it before the sleep (E7).
+        Err(_) => Err(format!("Cancelled({at})")),
+    }
+}
+
+fn shown(result: &Result<u32, ExecuteError<Fault>>) -> Result<u32, String> {
+    match result {
+        Ok(value) => Ok(*value),
+        Err(ExecuteError::Task { attempt, source }) => Err(format!("Task({attempt}, {source})")),
+        Err(ExecuteError::Cancelled { attempts_made }) => {
+            Err(format!("Cancelled({attempts_made})"))
+        }
+        Err(other) => Err(format!("{other:?}")),
+    }
+}
+
+const OUTCOMES: [Result<u32, Fault>; 3] = [Ok(5), Err(Fault::Timeout), Err(Fault::Declined)];
+
+#[test]
+fn e5_e7_a_token_cancelled_during_any_attempt_lets_that_attempt_decide_and_starts_no_sleep() {
+    for budget in 1..=3 {
+        for at in 1..=budget {
+            for outcome in OUTCOMES {
+                run(LOOPED, async move {
+                    let lab = Lab::new(10, ms(10));
+                    // Attempts before `at` time out; attempt `at` ends with `outcome`.
+                    let mut script = vec![Err(Fault::Timeout); at as usize - 1];
+                    script.push(outcome);
+                    let script = Script::new(script);
+                    let cancel = CancellationToken::new();
+                    let (inside, mut scripted) = (cancel.clone(), script.task());
+                    let calls = script.clone();
+                    let task = move || {
+                        if calls.calls() + 1 == at {
+                            inside.cancel(); // the caller gives up during attempt `at`
+                        }
+                        scripted()
+                    };
+                    let result = lab
+                        .breaker
+                        .execute(budget, task, retryable, linear, &cancel, &lab.sleeper)
+                        .await;
+                    let case = format!(
+                        "budget {budget}, token cancelled during attempt {at}, which ends in {outcome:?}"
+                    );
+                    assert_eq!(
+                        shown(&result),
+                        expected_when_cancelled_during(at, budget, outcome),
+                        "TODO(7): {case}: the attempt in flight decides (E7); its error is returned \
+                         if nothing would be retried (E5); otherwise the token ends the call"
+                    );
+                    assert_eq!(
+                        script.calls(),
+                        at,
+                        "{case}: no attempt after the cancellation (E2)"
+                    );
+                    let slept: Vec<Duration> = (1..at).map(linear).collect();
+                    assert_eq!(
+                        lab.sleeper.delays(),
+                        slept,
+                        "TODO(7): {case}: the sleeper must not even be asked for a sleep once the \
+                         token is cancelled (E7)"
+                    );
+                    let failures = if outcome.is_ok() { 0 } else { at };
+                    assert_eq!(
+                        lab.breaker.state(),
+                        State::Closed { failures },
+                        "{case}: every attempt is reported, the cancelled one included (E4, E7)"
+                    );
+                });
+            }
+        }
+    }
+}
+
+#[test]
+fn e7_a_token_cancelled_while_an_attempt_is_still_running_does_not_abandon_it() {
+    for budget in 1..=2 {
+        for outcome in OUTCOMES {
+            let lab = Lab::new(10, ms(10));
+            let gate = crate::support::Gate::new();
+            let cancel = CancellationToken::new();
+            let call = lab.breaker.execute(
+                budget,
+                gate.task(),
+                retryable,
+                linear,
+                &cancel,
+                &lab.sleeper,
+            );
+            let mut call = pin!(call);
+            assert!(
+                poll_once(call.as_mut()).is_pending(),
+                "attempt 1 is in flight"
+            );
+            cancel.cancel();
+            let case = format!(
+                "budget {budget}, attempt 1 still running when cancelled, then {outcome:?}"
+            );
+            assert!(
+                poll_once(call.as_mut()).is_pending(),
+                "TODO(7): {case}: execute does not abort a running attempt; cancelling it is the \
+                 task's business (E7)"
+            );
+            gate.open(outcome);
+            let result = match poll_once(call.as_mut()) {
+                Poll::Ready(result) => result,
+                Poll::Pending => panic!(
+                    "TODO(7): {case}: the call must end once the attempt has, without a sleep (E7)"
+                ),
+            };
+            assert_eq!(
+                shown(&result),
+                expected_when_cancelled_during(1, budget, outcome),
+                "TODO(7): {case} (E5, E7)"
+            );
+            assert_eq!(gate.started(), 1, "{case}: no further attempt (E2)");
+            assert!(
+                lab.sleeper.delays().is_empty(),
+                "{case}: no sleep asked for (E7)"
+            );
+            let failures = u32::from(outcome.is_err());
+            assert_eq!(
+                lab.breaker.state(),
+                State::Closed { failures },
+                "{case}: the attempt's outcome is reported like any other (E7)"
+            );
+        }
+    }
+}
+
+#[test]
+fn e2_a_cancelled_token_wins_over_an_open_circuit_and_asks_nothing() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        lab.trip();
+        lab.advance(ms(3));
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let script = Script::new([]);
+        let result = lab
+            .breaker
+            .execute(3, script.task(), retryable, linear, &cancel, &lab.sleeper)
+            .await;
+        assert!(
+            matches!(result, Err(ExecuteError::Cancelled { attempts_made: 0 })),
+            "TODO(7): the token is checked before the breaker is asked (E2); got {result:?}"
+        );
+        assert_eq!(lab.breaker.state(), State::Open { remaining: ms(7) });
+        assert!(lab.sleeper.delays().is_empty());
+    });
+}

@@ -161,6 +161,99 @@ fn e8_jitter_stays_within_half_to_full_and_is_a_pure_function_of_the_seed() {
     );
 }
 
+/// Attempt numbers across the whole range of a `u32`: every one up to 300,
+/// both sides of every power of two, the very top, and a deterministic
+/// spread in between.
+fn attempt_numbers() -> Vec<u32> {
+    let mut numbers: Vec<u32> = (0..=300).collect();
+    for bit in 0..32 {
+        let power = 1u32 << bit;
+        numbers.extend([power - 1, power, power.saturating_add(1)]);
+    }
+    numbers.extend([u32::MAX - 1, u32::MAX]);
+    let mut x = 0x9E37_79B9u32;
+    for _ in 0..2_000 {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        numbers.push(x);
+    }
+    numbers.sort_unstable();
+    numbers.dedup();
+    numbers
+}
+
+/// `min(cap, base * 2^(attempt - 1))` worked out with big integers, attempt
+/// 0 counting as 1.
+fn exact_exponential(base: Duration, cap: Duration, attempt: u32) -> Duration {
+    let doublings = attempt.saturating_sub(1);
+    let nanos = base.as_nanos();
+    let full = if nanos == 0 {
+        0
+    } else if doublings >= 128 || nanos.leading_zeros() <= doublings {
+        u128::MAX
+    } else {
+        nanos << doublings
+    };
+    let limit = cap.as_nanos();
+    let nanos = full.min(limit);
+    Duration::new(
+        u64::try_from(nanos / 1_000_000_000).unwrap(),
+        (nanos % 1_000_000_000) as u32,
+    )
+}
+
+#[test]
+fn e8_exponential_backoff_is_exact_for_every_attempt_number_a_u32_holds() {
+    let policies = [
+        (Duration::from_nanos(1), Duration::MAX),
+        (ms(10), ms(300)),
+        (Duration::from_secs(1), Duration::from_secs(3600)),
+        (Duration::new(3, 7), Duration::MAX),
+        (Duration::MAX, Duration::MAX),
+        (Duration::MAX / 3, Duration::MAX),
+        (Duration::ZERO, Duration::MAX),
+        (ms(5), Duration::ZERO),
+    ];
+    for (base, cap) in policies {
+        let policy = backoff::exponential(base, cap);
+        let mut previous = Duration::ZERO;
+        for attempt in attempt_numbers() {
+            let delay = policy(attempt);
+            assert_eq!(
+                delay,
+                exact_exponential(base, cap, attempt),
+                "E8: exponential({base:?}, cap {cap:?}) after attempt {attempt} must be                  min(cap, base * 2^(attempt - 1)), saturating rather than overflowing or wrapping"
+            );
+            assert!(
+                delay >= previous,
+                "E8: backoff never shrinks as attempts go on (attempt {attempt})"
+            );
+            previous = delay;
+        }
+    }
+}
+
+#[test]
+fn e8_constant_and_jittered_backoff_hold_for_every_attempt_number_a_u32_holds() {
+    for full in [Duration::ZERO, ms(1), Duration::new(7, 3), Duration::MAX] {
+        let constant = backoff::constant(full);
+        for seed in [0, 1, 7, u64::MAX] {
+            let jittered = backoff::jittered(backoff::constant(full), seed);
+            for attempt in attempt_numbers() {
+                assert_eq!(
+                    constant(attempt),
+                    full,
+                    "E8: constant after attempt {attempt}"
+                );
+                let delay = jittered(attempt);
+                assert!(
+                    full / 2 <= delay && delay <= full,
+                    "E8: jitter of {full:?} (seed {seed}) after attempt {attempt} must lie in                      [d/2, d], got {delay:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn every_error_message_is_a_sentence_about_what_happened() {
     let open = Rejected::Open { remaining: ms(5) }.to_string();

@@ -1,7 +1,10 @@
 //! Fixtures shared by every step: a breaker on a manual clock, scripted
 //! tasks, a timeline for snapshot traces, a watchdog, and manual polling.
 
+pub mod child;
 pub mod fault;
+pub mod gate;
+pub mod hooked;
 pub mod lab;
 pub mod panics;
 pub mod poll;
@@ -9,7 +12,10 @@ pub mod script;
 pub mod timeline;
 pub mod watchdog;
 
+pub use child::{is_child, run_child};
 pub use fault::{Fault, retryable};
+pub use gate::Gate;
+pub use hooked::{Hooked, panic_message};
 pub use lab::{Lab, ms};
 pub use poll::poll_once;
 pub use script::Script;

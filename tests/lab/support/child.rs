@@ -1,0 +1,59 @@
+//! Running one test in a process of its own, for the scenarios in which a
+//! wrong implementation aborts the process (a panic while a panic unwinds):
+//! in the suite's own process that would end every test at once.
+
+use std::process::Command;
+
+const CHILD: &str = "LAB_CHILD";
+
+/// Whether this process is a child started by [`run_child`]. A child test
+/// does nothing in a normal run (`--ignored` included).
+pub fn is_child() -> bool {
+    std::env::var_os(CHILD).is_some_and(|v| v == "1")
+}
+
+/// Runs the ignored test `name` (its full path, `step5_…::child_…`) in a new
+/// process of this test binary, and fails with what it printed unless it
+/// passed.
+pub fn run_child(name: &str) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let output = Command::new(exe)
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD, "1")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("a child process");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.success() && stdout.contains("1 passed") {
+        return;
+    }
+    // What the child said, without libtest's own chatter.
+    let said: Vec<&str> = stderr
+        .lines()
+        .chain(stdout.lines())
+        .filter(|line| {
+            !line.is_empty()
+                && !line.starts_with("running ")
+                && !line.starts_with("test ")
+                && !line.starts_with("note:")
+                && !line.contains("test result:")
+        })
+        .collect();
+    if output.status.code().is_none() || said.iter().any(|l| l.contains("abort")) {
+        panic!(
+            "B11: the process aborted: a panic in the transition hook while another panic was \
+             unwinding (a permit dropped by a panic reports a failure, which calls the hook) must be \
+             caught and dropped, never allowed to escape a destructor.\nthe child printed:\n{}",
+            said.join("\n")
+        );
+    }
+    panic!("{}", said.join("\n"));
+}
