@@ -978,3 +978,30 @@ fn child_b11_task_and_hook_both_panic() {
 fn b11_a_task_panic_and_a_hook_panic_together_the_task_panic_wins() {
     crate::support::run_child("step6_retry::child_b11_task_and_hook_both_panic");
 }
+
+#[test]
+fn e5_a_failure_that_ends_the_call_is_returned_even_if_the_token_was_cancelled_during_it() {
+    // Cancellation stops what has not started; the attempt that ran is the
+    // answer (E5, E7). The other cases are step 7's.
+    for (budget, fault) in [(1, Fault::Timeout), (3, Fault::Declined)] {
+        run(LOOPED, async move {
+            let lab = Lab::new(5, ms(10));
+            let cancel = CancellationToken::new();
+            let inside = cancel.clone();
+            let mut scripted = Script::new([Err(fault)]).task();
+            let task = move || {
+                inside.cancel();
+                scripted()
+            };
+            let result = lab
+                .breaker
+                .execute(budget, task, retryable, linear, &cancel, &lab.sleeper)
+                .await;
+            assert!(
+                matches!(result, Err(ExecuteError::Task { attempt: 1, source }) if source == fault),
+                "TODO(6): budget {budget}, {fault} while the token was cancelled: nothing would be \
+                 retried, so the call returns the attempt's own error (E5); got {result:?}"
+            );
+        });
+    }
+}

@@ -1,24 +1,63 @@
 //! `cargo xtask check-mistakes`: every typical mistake in `mistakes/` is
-//! caught.
+//! caught by a test of its own step, whose message names the rule and the
+//! TODO to look at.
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use crate::scratch::copy_suite_workspace;
 use crate::{root, suite};
 
+/// The part of the lab a mistake belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Owner {
+    /// A student's TODO region of this step.
+    Todo(u32),
+    /// Provided code that this step's tests cover (declared `# Step: N`).
+    Step(u32),
+    /// Provided code that the `toolkit` tests cover (`# Step: toolkit`).
+    Toolkit,
+}
+
+impl Owner {
+    fn owns(self, test: &str) -> bool {
+        match self {
+            Owner::Todo(step) | Owner::Step(step) => suite::step_of(test) == Some(step),
+            Owner::Toolkit => test.starts_with("toolkit::"),
+        }
+    }
+
+    fn label(self) -> String {
+        match self {
+            Owner::Todo(step) => format!("TODO({step})"),
+            Owner::Step(step) => format!("step {step}"),
+            Owner::Toolkit => "toolkit".to_owned(),
+        }
+    }
+}
+
 /// What the suite made of one mistake.
 enum Verdict {
-    /// Tests failed: all of them, and what the first one said.
-    Caught(Vec<String>, String),
+    /// Tests of its own step failed: all the failing tests, and the first
+    /// of its own step with what it said.
+    Caught {
+        failed: Vec<String>,
+        first: String,
+        said: String,
+    },
+    /// Tests failed, but none of the step the mistake belongs to.
+    CaughtElsewhere(Vec<String>),
     /// The suite did not build: the first compiler error.
     CaughtByCompiler(String),
     Missed,
 }
 
 /// Applies every patch in `mistakes/` (or those whose name contains
-/// `only`) to a scratch copy of the solution, runs the suite against it,
-/// and prints one line per mistake. Every mistake must be caught.
+/// `only`) to a scratch copy of the solution, runs the suite against it as a
+/// student run would, and prints one line per mistake. Every mistake must be
+/// caught by its own step, with a first message naming a rule id and (for a
+/// TODO region) the TODO.
 pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
     let root = root();
     let mut patches: Vec<PathBuf> = fs::read_dir(root.join("mistakes"))
@@ -30,107 +69,289 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
     patches.sort();
     let scratch = root.join("target/check-mistakes");
     let workspace = scratch.join("workspace");
-    let mut missed = Vec::new();
+    let mut problems = Vec::new();
     for patch in &patches {
         let name = patch
             .file_stem()
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        if workspace.exists() {
-            fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
-        }
-        fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
-        copy_suite_workspace(&root, &workspace)?;
-        // The scratch copy lives inside this repository's target folder;
-        // its own repository makes `git apply` patch it, not ignore it.
-        std::process::Command::new("git")
-            .current_dir(&workspace)
-            .args(["init", "--quiet"])
-            .status()
-            .map_err(|e| format!("cannot run git init: {e}"))?;
-        let applied = std::process::Command::new("git")
-            .current_dir(&workspace)
-            .args(["apply", "--whitespace=nowarn"])
-            .arg(patch)
-            .output()
-            .map_err(|e| format!("cannot run git apply: {e}"))?;
-        if !applied.status.success() {
-            return Err(format!(
-                "{name}: the patch no longer applies to the solution; regenerate it:\n{}",
-                String::from_utf8_lossy(&applied.stderr)
-            ));
-        }
-        let verdict = judge(&workspace, &scratch.join("target"))?;
-        match &verdict {
-            Verdict::Caught(tests, why) => {
+        apply(&root, &workspace, patch, &name)?;
+        let text = fs::read_to_string(patch).map_err(|e| e.to_string())?;
+        let owner = owner(&text, &workspace).map_err(|why| format!("{name}: {why}"))?;
+        match judge(&workspace, &scratch.join("target"), owner)? {
+            Verdict::Caught {
+                failed,
+                first,
+                said,
+            } => {
                 println!(
-                    "caught  {name:<40} by {:>2} test(s), first {}: {why}",
-                    tests.len(),
-                    tests[0]
+                    "caught  {name:<46} {:<8} by {:>2} test(s), first {first}: {}",
+                    owner.label(),
+                    failed.len(),
+                    suite::reason(&said)
                 );
                 if std::env::var_os("MISTAKES_VERBOSE").is_some() {
-                    for test in tests {
+                    for test in &failed {
                         println!("          {test}");
                     }
                 }
+                if let Some(missing) = unnamed(&said, owner) {
+                    problems.push(format!(
+                        "{name}: {first} does not name {missing} in its message"
+                    ));
+                }
+            }
+            Verdict::CaughtElsewhere(failed) => {
+                println!(
+                    "ELSEWHERE {name}: no test of its own {} failed, only {}",
+                    owner.label(),
+                    failed.join(", ")
+                );
+                problems.push(format!("{name}: not caught by its own {}", owner.label()));
             }
             Verdict::CaughtByCompiler(error) => {
-                println!("caught  {name:<44} by the compiler: {error}")
+                println!("caught  {name:<46} by the compiler: {error}")
             }
             Verdict::Missed => {
                 println!("MISSED  {name}");
-                missed.push(name);
+                problems.push(format!("{name}: missed"));
             }
         }
     }
     println!(
-        "\n{} mistake(s), {} caught, {} missed",
+        "\n{} mistake(s), {} caught by their own step, {} problem(s)",
         patches.len(),
-        patches.len() - missed.len(),
-        missed.len()
+        patches.len() - problems.len(),
+        problems.len()
     );
-    if missed.is_empty() {
+    if problems.is_empty() {
         Ok(())
     } else {
         Err(format!(
-            "the suite let these mistakes pass: {}",
-            missed.join(", ")
+            "the gallery is not caught as it must be:\n  {}",
+            problems.join("\n  ")
         ))
     }
 }
 
+/// A fresh scratch copy of the suite's workspace with `patch` applied.
+fn apply(root: &Path, workspace: &Path, patch: &Path, name: &str) -> Result<(), String> {
+    if workspace.exists() {
+        fs::remove_dir_all(workspace).map_err(|e| e.to_string())?;
+    }
+    fs::create_dir_all(workspace).map_err(|e| e.to_string())?;
+    copy_suite_workspace(root, workspace)?;
+    // The scratch copy lives inside this repository's target folder; its
+    // own repository makes `git apply` patch it, not ignore it.
+    Command::new("git")
+        .current_dir(workspace)
+        .args(["init", "--quiet"])
+        .status()
+        .map_err(|e| format!("cannot run git init: {e}"))?;
+    let applied = Command::new("git")
+        .current_dir(workspace)
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(patch)
+        .output()
+        .map_err(|e| format!("cannot run git apply: {e}"))?;
+    if applied.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name}: the patch no longer applies to the solution; regenerate it:\n{}",
+            String::from_utf8_lossy(&applied.stderr)
+        ))
+    }
+}
+
+/// The step a patch belongs to: the TODO region its changes fall in, or the
+/// step its header declares (`# Step: 6`, `# Step: toolkit`) for a mistake
+/// in provided code.
+fn owner(patch: &str, workspace: &Path) -> Result<Owner, String> {
+    let declared = patch
+        .lines()
+        .take_while(|line| line.starts_with('#'))
+        .find_map(|line| line.trim_start_matches('#').trim().strip_prefix("Step:"))
+        .map(str::trim);
+    if let Some(declared) = declared {
+        return match declared {
+            "toolkit" => Ok(Owner::Toolkit),
+            step => step
+                .parse()
+                .map(Owner::Step)
+                .map_err(|_| format!("`# Step: {step}` is not a step number or `toolkit`")),
+        };
+    }
+    let mut steps = Vec::new();
+    for (file, line) in changed_lines(patch) {
+        let text = fs::read_to_string(workspace.join(&file)).map_err(|e| e.to_string())?;
+        match enclosing_todo(&text, line) {
+            Some(step) => steps.push(step),
+            None => {
+                return Err(format!(
+                    "{file}:{line} is outside every TODO region; declare the step whose tests \
+                     cover it with a `# Step: N` header line"
+                ));
+            }
+        }
+    }
+    steps.dedup();
+    match steps.as_slice() {
+        [step] => Ok(Owner::Todo(*step)),
+        [] => Err("the patch changes nothing".to_owned()),
+        _ => Err(format!(
+            "the patch touches several TODOs ({steps:?}); one mistake, one step"
+        )),
+    }
+}
+
+/// The lines of the patched files where the patch changed something, as
+/// `(path, 1-based line in the new file)`.
+fn changed_lines(patch: &str) -> Vec<(String, usize)> {
+    let mut changed = Vec::new();
+    let mut file = String::new();
+    let mut line = 0;
+    for text in patch.lines() {
+        if let Some(path) = text.strip_prefix("+++ b/") {
+            file = path.to_owned();
+        } else if let Some(header) = text.strip_prefix("@@ -") {
+            // `@@ -a,b +c,d @@`: the new file's hunk starts at line c.
+            line = header
+                .split_once(" +")
+                .and_then(|(_, new)| new.split([',', ' ']).next())
+                .and_then(|start| start.parse().ok())
+                .unwrap_or(0);
+        } else if text.starts_with("+++") || text.starts_with("---") {
+            continue;
+        } else if text.starts_with('+') {
+            changed.push((file.clone(), line));
+            line += 1;
+        } else if text.starts_with('-') {
+            changed.push((file.clone(), line));
+        } else if text.starts_with(' ') {
+            line += 1;
+        }
+    }
+    changed
+}
+
+/// The TODO region of `text` that holds `line`, if any.
+fn enclosing_todo(text: &str, line: usize) -> Option<u32> {
+    let mut open = None;
+    for (index, content) in text.lines().enumerate() {
+        let number = index + 1;
+        let content = content.trim();
+        if let Some(rest) = content.strip_prefix("// BEGIN TODO(") {
+            open = rest.split(')').next().and_then(|n| n.parse().ok());
+        } else if content.starts_with("// END TODO") {
+            if number >= line {
+                return open;
+            }
+            open = None;
+        }
+        if number == line && open.is_none() {
+            return None;
+        }
+    }
+    None
+}
+
+/// What the first catching message fails to name, if anything: a rule id
+/// (B3, E10, ...) always, and the TODO for a mistake in a TODO region.
+fn unnamed(said: &str, owner: Owner) -> Option<String> {
+    let names_rule = said.char_indices().any(|(at, c)| {
+        "BEKSWRM".contains(c)
+            && !said[..at].ends_with(|p: char| p.is_ascii_alphanumeric())
+            && said[at + 1..].starts_with(|d: char| d.is_ascii_digit())
+    });
+    let names_todo = match owner {
+        Owner::Todo(step) => said.contains(&format!("TODO({step})")),
+        Owner::Step(_) | Owner::Toolkit => true,
+    };
+    match (names_rule, names_todo) {
+        (true, true) => None,
+        (false, true) => Some("a rule id".to_owned()),
+        (true, false) => Some(owner.label()),
+        (false, false) => Some(format!("a rule id or {}", owner.label())),
+    }
+}
+
 /// Runs the suite against the (patched) solution in `workspace`.
-fn judge(workspace: &Path, target: &Path) -> Result<Verdict, String> {
+fn judge(workspace: &Path, target: &Path, owner: Owner) -> Result<Verdict, String> {
     let flags = [
         "--no-default-features",
         "--features",
         "retry-breaker/solution",
     ];
-    match suite::run_lab(workspace, Some(target), &flags) {
-        Ok(results) => {
-            let failed: Vec<_> = results
-                .iter()
-                .filter(|(_, outcome)| !outcome.passed)
-                .collect();
-            // Name a real test first; the suite stopping early comes last.
-            let mut failed = failed;
-            failed.sort_by_key(|(test, _)| test.starts_with('('));
-            Ok(match failed.first() {
-                None => Verdict::Missed,
-                Some((_, outcome)) => Verdict::Caught(
-                    failed.iter().map(|(test, _)| (*test).clone()).collect(),
-                    suite::reason(&outcome.output),
-                ),
-            })
-        }
+    let results = match suite::run_lab(workspace, Some(target), &flags) {
+        Ok(results) => results,
         Err(output) => {
             let error = output
                 .lines()
                 .find(|line| line.starts_with("error"))
                 .unwrap_or("the suite did not build")
                 .to_owned();
-            Ok(Verdict::CaughtByCompiler(error))
+            return Ok(Verdict::CaughtByCompiler(error));
         }
+    };
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|(_, outcome)| !outcome.passed)
+        .map(|(test, _)| test.clone())
+        .collect();
+    if failed.is_empty() {
+        return Ok(Verdict::Missed);
+    }
+    Ok(match failed.iter().find(|test| owner.owns(test)) {
+        Some(first) => Verdict::Caught {
+            first: first.clone(),
+            said: results[first].output.clone(),
+            failed,
+        },
+        None => Verdict::CaughtElsewhere(failed),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PATCH: &str = "# what the student thought
+#
+diff --git a/solution/src/x.rs b/solution/src/x.rs
+--- a/solution/src/x.rs
++++ b/solution/src/x.rs
+@@ -2,4 +2,4 @@
+ fn f() {
+     // BEGIN TODO(3): something
+-    old();
++    new();
+     // END TODO
+";
+
+    #[test]
+    fn a_change_belongs_to_the_todo_region_around_it() {
+        assert_eq!(
+            changed_lines(PATCH),
+            [
+                ("solution/src/x.rs".to_owned(), 4),
+                ("solution/src/x.rs".to_owned(), 4)
+            ]
+        );
+        let patched =
+            "\nfn f() {\n    // BEGIN TODO(3): something\n    new();\n    // END TODO\n}\n";
+        assert_eq!(enclosing_todo(patched, 4), Some(3));
+        assert_eq!(enclosing_todo(patched, 2), None);
+        assert_eq!(enclosing_todo(patched, 6), None);
+    }
+
+    #[test]
+    fn a_message_must_name_the_rule_and_the_todo() {
+        assert_eq!(unnamed("TODO(3): the probe (B5)", Owner::Todo(3)), None);
+        assert!(unnamed("TODO(3): the probe", Owner::Todo(3)).is_some());
+        assert!(unnamed("the probe (B5)", Owner::Todo(3)).is_some());
+        assert_eq!(unnamed("B11: the slot", Owner::Step(3)), None);
+        assert!(unnamed("assertion failed: SUB5", Owner::Step(3)).is_some());
     }
 }
