@@ -57,4 +57,48 @@ fn concise(info: &PanicHookInfo<'_>) {
         Some(at) => eprintln!("thread '{name}' panicked at {at}:\n{message}"),
         None => eprintln!("thread '{name}' panicked:\n{message}"),
     }
+    if let Some(context) = context(name) {
+        eprintln!("{context}");
+    }
+}
+
+/// Where to look, from the failing test's name: the rules it checks (its
+/// name starts with their ids, `b5_…`, `e5_e7_…`, `b1_to_b10_…`) and the
+/// step, whose TODO has the same number (LAB.md).
+fn context(test: &str) -> Option<String> {
+    let (module, function) = test.split_once("::")?;
+    let function = function.rsplit("::").next().unwrap_or(function);
+    let mut rules = Vec::new();
+    let mut words = function.split('_').peekable();
+    while let Some(word) = words.peek() {
+        let mut letters = word.chars();
+        let is_rule = letters.next().is_some_and(|c| "bekswrm".contains(c))
+            && word.len() > 1
+            && letters.all(|c| c.is_ascii_digit());
+        if is_rule {
+            rules.push(word.to_uppercase());
+        } else if *word == "to" && !rules.is_empty() {
+            rules.push("to".to_owned());
+        } else {
+            break;
+        }
+        words.next();
+    }
+    let rules = match rules.as_slice() {
+        [] => String::new(),
+        [one] => format!("rule {one}, "),
+        many => format!("rules {}, ", many.join(" ").replace(" to ", "-")),
+    };
+    let step: u32 = module
+        .strip_prefix("step")?
+        .split('_')
+        .next()?
+        .parse()
+        .ok()?;
+    let todo = if step <= 7 {
+        format!("TODO({step})")
+    } else {
+        "the TODOs of steps 1-7".to_owned()
+    };
+    Some(format!("  [{rules}{todo}: see LAB.md, step {step}]"))
 }
