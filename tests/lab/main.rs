@@ -4,7 +4,7 @@
 //!
 //! One module per lab step, in the order LAB.md teaches them, so that
 //! `just test 3` (or `just test half_open`) runs one step. Each test names the
-//! rules it checks (B1-B10 for the breaker, E1-E9 for the retry loop, as
+//! rules it checks (B1-B11 for the breaker, E1-E10 for the retry loop, as
 //! LAB.md states them).
 
 mod support;

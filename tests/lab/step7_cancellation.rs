@@ -235,9 +235,15 @@ fn e7_cancelling_from_another_task_wakes_a_call_that_sleeps_for_real() {
                     .execute(2, script.task(), retryable, hour, &token, &sleeper)
                     .await
             });
-            asleep.cancelled().await;
+            // Wait until the call sleeps, or has ended without sleeping.
+            while !asleep.is_cancelled() && !call.is_finished() {
+                tokio::task::yield_now().await;
+            }
             cancel.cancel();
-            let result = call.await.unwrap();
+            let result = match call.await {
+                Ok(result) => result,
+                Err(failed) => std::panic::resume_unwind(failed.into_panic()),
+            };
             assert!(
                 matches!(result, Err(ExecuteError::Cancelled { attempts_made: 1 })),
                 "TODO(7): stop sleeping when the token is cancelled; got {result:?}"

@@ -76,9 +76,17 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        apply(&root, &workspace, patch, &name)?;
         let text = fs::read_to_string(patch).map_err(|e| e.to_string())?;
-        let owner = owner(&text, &workspace).map_err(|why| format!("{name}: {why}"))?;
+        let owner = apply(&root, &workspace, patch, &name)
+            .and_then(|()| owner(&text, &workspace).map_err(|why| format!("{name}: {why}")));
+        let owner = match owner {
+            Ok(owner) => owner,
+            Err(why) => {
+                println!("BROKEN  {why}");
+                problems.push(why);
+                continue;
+            }
+        };
         match judge(&workspace, &scratch.join("target"), owner)? {
             Verdict::Caught {
                 failed,

@@ -3,6 +3,7 @@
 
 mod check_mistakes;
 mod check_starter;
+mod check_verdict;
 mod filter;
 mod lab;
 mod progress;
@@ -23,6 +24,7 @@ commands:
   filter [STEP]   print the test filter for a step, given as a number (3) or a name (half_open)
   progress        run the suite on the starter and print a scoreboard by step
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
+  check-verdict [RUNS]  judge one wrong student crate RUNS times by both routes: one verdict, no file written
   check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite";
 
 fn main() -> ExitCode {
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
         Some("progress") => progress::progress(),
         Some("check-starter") => check_starter::check_starter(),
         Some("check-mistakes") => check_mistakes::check_mistakes(args.get(1).map(String::as_str)),
+        Some("check-verdict") => check_verdict::check_verdict(args.get(1).map(String::as_str)),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     };

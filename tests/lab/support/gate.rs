@@ -16,6 +16,7 @@ pub struct Gate {
 
 impl Gate {
     pub fn new() -> Gate {
+        super::panics::install();
         Gate::default()
     }
 

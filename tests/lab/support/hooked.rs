@@ -31,6 +31,7 @@ impl Hooked {
         cooldown: Duration,
         also: impl Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static,
     ) -> Hooked {
+        super::panics::install();
         let clock = ManualClock::new();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let log = Arc::clone(&seen);

@@ -11,6 +11,7 @@ use super::watchdog::Alarm;
 
 /// Milliseconds, the unit every scenario here is written in.
 pub fn ms(n: u64) -> Duration {
+    super::panics::install();
     Duration::from_millis(n)
 }
 

@@ -8,5 +8,6 @@ use std::task::{Context, Poll, Waker};
 /// Polls `future` once. Nothing here wakes it: the test decides when to poll
 /// again.
 pub fn poll_once<F: Future + ?Sized>(future: Pin<&mut F>) -> Poll<F::Output> {
+    super::panics::install();
     future.poll(&mut Context::from_waker(Waker::noop()))
 }

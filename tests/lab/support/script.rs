@@ -18,6 +18,7 @@ pub struct Script {
 
 impl Script {
     pub fn new(outcomes: impl IntoIterator<Item = Result<u32, Fault>>) -> Script {
+        super::panics::install();
         Script {
             outcomes: Arc::new(Mutex::new(outcomes.into_iter().collect())),
             calls: Arc::default(),
