@@ -271,10 +271,19 @@ pub fn reason(output: &str) -> String {
         }
         return first.to_owned();
     }
-    output
+    // No panic in libtest's format (a custom panic hook, a crash): the line
+    // naming the lowest TODO, or else the first line that says anything.
+    let lines: Vec<&str> = output
         .lines()
         .map(str::trim)
-        .find(|line| !line.is_empty() && !line.starts_with("thread '") && !is_noise(line))
+        .filter(|line| !line.is_empty() && !line.starts_with("thread '") && !is_noise(line))
+        .collect();
+    lines
+        .iter()
+        .filter_map(|line| Some((*todos_named(line).iter().min()?, *line)))
+        .min_by_key(|(todo, _)| *todo)
+        .map(|(_, line)| line)
+        .or(lines.first().copied())
         .unwrap_or("(no message: the test process stopped before printing one)")
         .to_owned()
 }
@@ -462,8 +471,14 @@ note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
     }
 
     #[test]
-    fn output_without_a_panic_line_gives_its_first_words() {
+    fn output_without_a_panic_line_gives_its_lowest_todo_or_its_first_words() {
         assert_eq!(reason("\nwatchdog: stuck\n"), "watchdog: stuck");
+        assert_eq!(
+            reason(
+                "step6_retry::t failed at tests/lab/step6_retry.rs:9\nTODO(6): retry\nTODO(2): refuse\n"
+            ),
+            "TODO(2): refuse"
+        );
         assert_eq!(
             reason(""),
             "(no message: the test process stopped before printing one)"
