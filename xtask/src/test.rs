@@ -24,8 +24,9 @@ use crate::{filter, root};
 /// How much of a failure's message fits on its one line.
 const REASON_WIDTH: usize = 160;
 
-/// How many lines of one failure `just test STEP` prints at most.
-const DETAIL_LINES: usize = 60;
+/// How many lines of one failure `just test STEP` prints at most: room for
+/// a snapshot diff of the worked example.
+const DETAIL_LINES: usize = 120;
 
 pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
     let root = root();
