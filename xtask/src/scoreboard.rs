@@ -143,7 +143,8 @@ pub(crate) enum Start {
 
 /// Where to start: the first step that is not done, the TODO its first
 /// failure names if that marker is still in the starter (or else the
-/// step's first marker), and that failure. `find` looks a marker up in the
+/// step's first marker, or for a step without markers the lowest TODO the
+/// failure names), and that failure. `find` looks a marker up in the
 /// starter ([`find_todo`]).
 pub(crate) fn start(
     results: &Results,
@@ -164,19 +165,36 @@ pub(crate) fn start(
         .iter()
         .find(|(test, outcome)| suite::step_of(test) == Some(number) && !outcome.passed)
         .map(|(test, outcome)| (test.clone(), suite::reason(&outcome.output)));
-    let named = failure
-        .as_ref()
-        .and_then(|(_, reason)| reason.split_once(&format!("TODO({number}): ")))
-        .map(|(_, rest)| rest.split("; see LAB.md").next().unwrap_or(rest).to_owned());
-    let todo = named
-        .and_then(|summary| find(&format!("TODO({number}): {summary}")))
-        .or_else(|| find(&format!("TODO({number})")));
+    let reason = failure.as_ref().map(|(_, reason)| reason.as_str());
+    // A step without TODOs of its own (the worked example, the exploration)
+    // points at the TODO its failure names.
+    let named = reason.and_then(|reason| suite::todos_named(reason).into_iter().min());
+    let todo = todo_of(number, reason, &find).or_else(|| {
+        named
+            .filter(|&named| named != number)
+            .and_then(|named| todo_of(named, reason, &find))
+    });
     Start::Step {
         number,
         name: step.name.clone(),
         todo,
         failure,
     }
+}
+
+/// Step `number`'s TODO in the starter: the very one `reason` names if that
+/// marker still stands, or else the step's first.
+fn todo_of(
+    number: u32,
+    reason: Option<&str>,
+    find: &impl Fn(&str) -> Option<Todo>,
+) -> Option<Todo> {
+    let summary = reason
+        .and_then(|reason| reason.split_once(&format!("TODO({number}): ")))
+        .map(|(_, rest)| rest.split("; see LAB.md").next().unwrap_or(rest));
+    summary
+        .and_then(|summary| find(&format!("TODO({number}): {summary}")))
+        .or_else(|| find(&format!("TODO({number})")))
 }
 
 /// The scoreboard's table: one line per step that ran, then the provided

@@ -310,6 +310,30 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
     }
 
     #[test]
+    fn a_step_without_todos_of_its_own_points_at_the_todo_its_failure_names() {
+        let run = "
+test step3_half_open::b4_probe ... FAILED
+
+failures:
+
+---- step3_half_open::b4_probe stdout ----
+
+thread 'lab-watchdog' (7) panicked at starter/src/circuit.rs:141:17:
+not yet implemented: TODO(1): count the failure; see LAB.md, step 1
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
+";
+        let results = suite::parse(run);
+        assert_eq!(
+            report(&results, true)[3..5],
+            [
+                "Start here: step 3 (half_open); its failures are shown in full above.",
+                "  your TODO: starter/src/circuit.rs:140  // TODO(1): count the failure",
+            ]
+        );
+    }
+
+    #[test]
     fn when_everything_passes_the_summary_says_so() {
         let mut results = suite::parse(RUN);
         for outcome in results.values_mut() {
