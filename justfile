@@ -1,30 +1,26 @@
 # The retry-breaker lab. `just` lists the recipes; every one has a plain-cargo
-# equivalent, given in its comment.
+# equivalent (the README's commands table). Each recipe has a one-line comment
+# right above it, which `just --list` shows; longer notes sit in a separate
+# comment block above that, after a blank line.
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-# Student runs must never accept a snapshot or write proptest regression
-# files: a wrong answer has to stay red.
-student_env := "INSTA_UPDATE=no INSTA_FORCE_PASS=0 PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 PROPTEST_CASES=64"
 solution_flags := "--no-default-features --features retry-breaker/solution"
 
 # List the recipes.
 default:
     @just --list --unsorted
 
-# Run the suite against YOUR starter crate; `just test 3` or `just test half_open` runs one step.
-# (cargo: `cargo test --test lab -- step3_`)
-test step="":
-    #!/usr/bin/env bash
-    set -euo pipefail
-    filter=$(cargo xtask filter {{quote(step)}})
-    if ! git diff --quiet HEAD -- tests/lab/snapshots 2>/dev/null; then
-        echo "warning: the committed snapshots in tests/lab/snapshots were changed; the suite compares against them, so restore them with: git checkout tests/lab/snapshots" >&2
-    fi
-    {{student_env}} cargo test --test lab -- $filter
+# The suite's student environment (no snapshot accepted, no backtraces) is
+# defined once, in xtask/src/suite.rs. For libtest's raw report instead of the
+# summary: `cargo lab -- step3_`.
 
-# Run the suite, the doc tests and the tools' tests against the reference solution.
-# (cargo: `cargo test --workspace --exclude retry-breaker-starter --no-default-features --features retry-breaker/solution`)
+# Test YOUR starter: failing tests by step, then where to start; `just test 3` shows step 3 in full (cargo: `cargo lab-test 3`).
+[no-exit-message]
+test step="":
+    @cargo xtask test {{quote(step)}}
+
+# Test the reference solution: the suite, the doc tests and the tools' tests (cargo: `cargo lab-solution`).
 test-solution step="":
     #!/usr/bin/env bash
     set -euo pipefail
@@ -43,7 +39,7 @@ progress:
 check-starter:
     cargo xtask check-starter
 
-# A deep exploration: many more property-test cases against the solution (cargo: see the justfile).
+# Step 9's property tests against the solution with many more cases (cargo: see this recipe).
 explore cases="500000":
     LAB_EXPLORE_CASES={{cases}} LAB_WATCHDOG_SECS=1800 INSTA_UPDATE=no cargo test --release --test lab {{solution_flags}} -- step9_explore --nocapture
 
@@ -56,30 +52,36 @@ check-sync:
     cargo xtask check-sync
 
 # The live demo: a checkout behind the breaker against a misbehaving payment
-# gateway over HTTP on loopback. `just demo starter` runs it on YOUR crate.
-# (cargo: `cargo run -p retry-breaker-demo`, add `--features starter` for yours)
+# gateway over HTTP on loopback. The build shows cargo's progress (the first
+# one takes about a minute); the run itself is quiet.
+
+# The live demo over HTTP on loopback; `just demo starter` runs it on YOUR crate (cargo: `cargo demo`).
 demo which="solution":
     #!/usr/bin/env bash
     set -euo pipefail
     case {{quote(which)}} in
-        solution) cargo run --quiet -p retry-breaker-demo ;;
-        starter) cargo run --quiet -p retry-breaker-demo --features starter ;;
+        solution) features=() ;;
+        starter) features=(--features starter) ;;
         *) echo "usage: just demo [solution|starter]" >&2; exit 2 ;;
     esac
+    echo "building the demo (the first time takes about a minute)..." >&2
+    cargo build -p retry-breaker-demo "${features[@]}"
+    cargo run --quiet -p retry-breaker-demo "${features[@]}"
 
-# Benchmarks: ours against recloser and failsafe and the hardware floor, then a
-# table of medians with each peer's ratio to ours (about a minute); `just bench open`
-# runs the matching rows only. (cargo: `cargo bench -p retry-breaker-bench`)
+# Ours against recloser, failsafe and the hardware floor, then a table of
+# medians with each peer's ratio to ours (about a minute).
+
+# Benchmarks against peer crates; `just bench open` runs the matching rows only (cargo: `cargo bench -p retry-breaker-bench`).
 bench filter="":
     cargo bench -p retry-breaker-bench -- {{filter}}
 
-# Instructors: apply each typical student mistake in mistakes/ to a scratch copy of the
-# solution and check the suite catches it (cargo: `cargo xtask check-mistakes`).
+# Instructors: check the suite catches each typical mistake in mistakes/ (cargo: `cargo xtask check-mistakes`).
 check-mistakes only="":
     cargo xtask check-mistakes {{only}}
 
-# Instructors: mutation testing of the solution, judged by the shared suite
-# (configured in .cargo/mutants.toml; installs cargo-mutants if missing).
+# Configured in .cargo/mutants.toml; installs cargo-mutants if it is missing.
+
+# Instructors: mutation testing of the solution, judged by the shared suite.
 mutants *args:
     #!/usr/bin/env bash
     set -euo pipefail

@@ -5,8 +5,17 @@ use crate::lab::steps;
 /// Prints the libtest filter that selects one step's tests, or nothing for
 /// the whole suite.
 pub(crate) fn step_filter(step: &str) -> Result<(), String> {
+    if let Some((number, name)) = resolve(step)? {
+        println!("{}", filter_for(number, &name));
+    }
+    Ok(())
+}
+
+/// The step a student means by `step`, given as a number (`3`, `step3`) or a
+/// name (`half_open`); `None` for the empty string, which means every step.
+pub(crate) fn resolve(step: &str) -> Result<Option<(u32, String)>, String> {
     if step.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let steps = steps()?;
     let wanted = step.trim_start_matches("step");
@@ -14,10 +23,7 @@ pub(crate) fn step_filter(step: &str) -> Result<(), String> {
         .iter()
         .find(|(number, name)| number.to_string() == wanted || name == wanted);
     match found {
-        Some((number, name)) => {
-            println!("step{number}_{name}::");
-            Ok(())
-        }
+        Some(found) => Ok(Some(found.clone())),
         None => {
             let known: Vec<String> = steps
                 .iter()
@@ -29,4 +35,9 @@ pub(crate) fn step_filter(step: &str) -> Result<(), String> {
             ))
         }
     }
+}
+
+/// The libtest filter that selects one step's tests.
+pub(crate) fn filter_for(number: u32, name: &str) -> String {
+    format!("step{number}_{name}::")
 }

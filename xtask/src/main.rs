@@ -7,10 +7,12 @@ mod check_verdict;
 mod filter;
 mod lab;
 mod progress;
+mod scoreboard;
 mod scratch;
 mod starter;
 mod suite;
 mod sync;
+mod test;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +23,8 @@ commands:
   sync-starter    regenerate starter/src from the TODO markers in solution/src
   check-sync      fail if the committed starter differs from what sync-starter writes
   todos           list the TODOs in the order LAB.md teaches them
+  test [STEP]     run the suite on the starter: failing tests by step, then a scoreboard
+                  and where to start; with a STEP, that step's failures in full
   filter [STEP]   print the test filter for a step, given as a number (3) or a name (half_open)
   progress        run the suite on the starter and print a scoreboard by step
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
@@ -30,6 +34,21 @@ commands:
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
+        Some("test") => test::test(args.get(1).map(String::as_str).unwrap_or("")),
+        other => dispatch(other, &args).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The commands that either succeed or fail with a message.
+fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
+    match command {
         Some("sync-starter") => sync::sync_starter(),
         Some("check-sync") => sync::check_sync(),
         Some("todos") => sync::list_todos(),
@@ -39,13 +58,6 @@ fn main() -> ExitCode {
         Some("check-verdict") => check_verdict::check_verdict(args.get(1).map(String::as_str)),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("{message}");
-            ExitCode::FAILURE
-        }
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// One test's result.
 #[derive(Debug, Clone)]
@@ -19,15 +19,32 @@ pub struct Outcome {
 /// Every test of one run, by full name (`step3_half_open::b4_...`).
 pub type Results = BTreeMap<String, Outcome>;
 
-/// Environment for runs that must never accept a snapshot or write a
-/// proptest regression file, so that a wrong answer stays red.
+/// Environment for student runs (`cargo xtask test`, `cargo xtask progress`)
+/// and the instructors' checks: never accept a snapshot or write a proptest
+/// regression file, so that a wrong answer stays red, and no backtraces,
+/// whatever the student's shell says, so that a failure stays short; and
+/// the same property-test cases every run.
 pub const STUDENT_ENV: &[(&str, &str)] = &[
     ("INSTA_UPDATE", "no"),
     ("INSTA_FORCE_PASS", "0"),
     ("PROPTEST_DISABLE_FAILURE_PERSISTENCE", "1"),
     ("PROPTEST_CASES", "64"),
+    // The same cases on every run, so that a run's report is too.
+    ("PROPTEST_RNG_SEED", "20260101"),
     ("RUST_BACKTRACE", "0"),
+    ("RUST_LIB_BACKTRACE", "0"),
 ];
+
+/// Whether a run shows cargo's build progress on the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// Nothing from cargo; for the instructors' checks, which run the suite
+    /// many times over.
+    Quiet,
+    /// Cargo's usual progress (its progress bar on a terminal) and compiler
+    /// errors go straight to stderr while the suite builds; for students.
+    Shown,
+}
 
 /// Runs `cargo test --test lab` in `workspace` and collects the results.
 /// Fails if the suite did not even build.
@@ -36,21 +53,62 @@ pub fn run_lab(
     target_dir: Option<&Path>,
     extra: &[&str],
 ) -> Result<Results, String> {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    run(workspace, target_dir, extra, None, Build::Quiet)
+}
+
+/// Runs the suite's tests that match `filter` (all of them for `None`) and
+/// collects the results.
+///
+/// With [`Build::Shown`], the suite is first built by a separate
+/// `cargo test --no-run` whose stderr is the terminal's, so that a student
+/// sees the build progress and any compile error as cargo prints them; the
+/// run itself is then captured, so that its output can be summarized.
+pub fn run(
+    workspace: &Path,
+    target_dir: Option<&Path>,
+    extra: &[&str],
+    filter: Option<&str>,
+    build: Build,
+) -> Result<Results, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let base = |command: &mut Command| {
+        command
+            .current_dir(workspace)
+            .envs(STUDENT_ENV.iter().copied());
+        if let Some(dir) = target_dir {
+            command.env("CARGO_TARGET_DIR", dir);
+        }
+    };
+    if build == Build::Shown {
+        let mut command = Command::new(&cargo);
+        base(&mut command);
+        let status = command
+            .args(["test", "--test", "lab", "--no-run"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !status.success() {
+            return Err(
+                "the suite did not build: the compiler's messages above say why".to_owned(),
+            );
+        }
+    }
+    let mut command = Command::new(&cargo);
+    base(&mut command);
     command
-        .current_dir(workspace)
         .args(["test", "--quiet", "--test", "lab"])
         .args(extra)
-        .args(["--", "--format", "pretty", "--test-threads", "2"])
-        .envs(STUDENT_ENV.iter().copied())
+        .args(["--", "--format", "pretty", "--color", "never"])
+        .args(["--test-threads", "2"])
+        .args(filter)
         .env("CARGO_TERM_COLOR", "never");
-    if let Some(dir) = target_dir {
-        command.env("CARGO_TARGET_DIR", dir);
-    }
     let output = command
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let mut results = parse(&stdout);
     if !results.is_empty() && !stdout.contains("test result:") {
         // The suite stopped before it finished (a watchdog, a crash): that
@@ -62,7 +120,7 @@ pub fn run_lab(
             .find(|line| line.starts_with("watchdog"))
             .unwrap_or("the test binary died");
         results.insert(
-            "(the suite stopped early)".to_owned(),
+            STOPPED_EARLY.to_owned(),
             Outcome {
                 passed: false,
                 output: format!("{why}\n"),
@@ -70,6 +128,9 @@ pub fn run_lab(
         );
     }
     if results.is_empty() {
+        if stdout.contains("test result:") {
+            return Err(format!("no test matches `{}`", filter.unwrap_or_default()));
+        }
         return Err(format!(
             "the suite did not run (a compile error?):\n{}",
             String::from_utf8_lossy(&output.stderr)
@@ -77,6 +138,10 @@ pub fn run_lab(
     }
     Ok(results)
 }
+
+/// The name under which a run that stopped before libtest's summary is
+/// recorded as a failure.
+pub const STOPPED_EARLY: &str = "(the suite stopped early)";
 
 /// Reads libtest's plain output.
 pub fn parse(stdout: &str) -> Results {
@@ -131,29 +196,180 @@ pub fn step_of(test: &str) -> Option<u32> {
     number.parse().ok()
 }
 
-/// The first line of a failure that says why (the panic message), short
-/// enough for a scoreboard.
+/// One panic message in a failure's output: the thread that panicked and
+/// the message's lines.
+#[derive(Debug, PartialEq, Eq)]
+struct Panic<'a> {
+    thread: &'a str,
+    message: Vec<&'a str>,
+}
+
+/// The panics in a failure's output, in the order they were printed: a
+/// `thread 'NAME' panicked at FILE:LINE:COL:` line, then the message up to
+/// the next blank line.
+fn panics(output: &str) -> Vec<Panic<'_>> {
+    let mut found = Vec::new();
+    let mut lines = output.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(thread) = line
+            .strip_prefix("thread '")
+            .filter(|_| line.contains("panicked at"))
+            .and_then(|rest| rest.split_once('\'').map(|(name, _)| name))
+        else {
+            continue;
+        };
+        let mut message = Vec::new();
+        while let Some(next) = lines.next_if(|next| !next.trim().is_empty()) {
+            message.push(next.trim_end());
+        }
+        found.push(Panic { thread, message });
+    }
+    found
+}
+
+/// One line that says why a test failed, for a scoreboard, chosen so that
+/// it does not depend on the order in which threads happened to panic:
+///
+/// - the panic message that names the lowest TODO (the one to do first);
+/// - or else the last panic of the test's own thread (named after the test;
+///   earlier ones may be panics the test provoked on purpose);
+/// - or else the last panic at all.
+///
+/// A bare `assertion `left == right` failed` gets its `left:` and `right:`
+/// lines.
 pub fn reason(output: &str) -> String {
-    let mut lines = output
+    let panics = panics(output);
+    let lowest_todo = panics
+        .iter()
+        .filter_map(|panic| {
+            let first = panic.message.first()?;
+            Some((*todos_named(first).iter().min()?, panic))
+        })
+        .min_by_key(|(todo, _)| *todo)
+        .map(|(_, panic)| panic);
+    let chosen = lowest_todo
+        .or_else(|| {
+            panics
+                .iter()
+                .rev()
+                .find(|panic| panic.thread.contains("::"))
+        })
+        .or(panics.last())
+        .filter(|panic| !panic.message.is_empty());
+    if let Some(panic) = chosen {
+        let first = panic.message[0].trim();
+        if first.starts_with("assertion `left") && first.ends_with("failed") {
+            let mut parts = vec![first.to_owned()];
+            parts.extend(
+                panic.message[1..]
+                    .iter()
+                    .map(|line| line.trim())
+                    .take_while(|line| line.starts_with("left:") || line.starts_with("right:"))
+                    .map(str::to_owned),
+            );
+            return parts.join("; ");
+        }
+        return first.to_owned();
+    }
+    // No panic in libtest's format (a custom panic hook, a crash): the line
+    // naming the lowest TODO, or else the first line that says anything.
+    let lines: Vec<&str> = output
         .lines()
         .map(str::trim)
-        .filter(|line| !line.is_empty());
-    let mut reason = String::new();
-    while let Some(line) = lines.next() {
-        if line.starts_with("thread '") && line.contains("panicked at") {
-            reason = lines.next().unwrap_or_default().to_owned();
-            break;
+        .filter(|line| !line.is_empty() && !line.starts_with("thread '") && !is_noise(line))
+        .collect();
+    lines
+        .iter()
+        .filter_map(|line| Some((*todos_named(line).iter().min()?, *line)))
+        .min_by_key(|(todo, _)| *todo)
+        .map(|(_, line)| line)
+        .or(lines.first().copied())
+        .unwrap_or("(no message: the test process stopped before printing one)")
+        .to_owned()
+}
+
+/// libtest's and the panic hook's hints that say nothing about the failure.
+fn is_noise(line: &str) -> bool {
+    line.starts_with("note: run with `RUST_BACKTRACE=")
+        || line.starts_with("note: Some details are omitted")
+}
+
+/// A failure's output as a student should read it, deterministic from run
+/// to run: thread ids dropped from `thread 'NAME' (ID) panicked at`, the
+/// backtrace hint dropped, runs of blank lines squeezed, and a paragraph
+/// repeated back to back (the same panic, once per generated case) printed
+/// once with a count. At most `max_lines` lines: the head and the tail
+/// (where a counterexample ends up) are kept.
+pub fn readable(output: &str, max_lines: usize) -> Vec<String> {
+    let mut paragraphs: Vec<Vec<String>> = vec![Vec::new()];
+    for line in output.lines().filter(|line| !is_noise(line.trim())) {
+        let line = without_thread_id(line.trim_end());
+        if line.is_empty() {
+            paragraphs.push(Vec::new());
+        } else if let Some(last) = paragraphs.last_mut() {
+            last.push(line);
         }
     }
-    if reason.is_empty() {
-        reason = output
-            .lines()
-            .map(str::trim)
-            .find(|line| !line.is_empty() && !line.starts_with("thread '"))
-            .unwrap_or("(no message: the test process stopped before printing one)")
-            .to_owned();
+    paragraphs.retain(|paragraph| !paragraph.is_empty());
+    // Threads the test spawned have no name, and the scheduler decides the
+    // order of their panics: a run of them is sorted, so that it reads the
+    // same every time.
+    let mut index = 0;
+    while index < paragraphs.len() {
+        let end = index
+            + paragraphs[index..]
+                .iter()
+                .take_while(|paragraph| paragraph[0].starts_with("thread '<unnamed>' panicked"))
+                .count();
+        paragraphs[index..end].sort();
+        index = end.max(index + 1);
     }
-    reason
+    let mut lines: Vec<String> = Vec::new();
+    let mut index = 0;
+    while index < paragraphs.len() {
+        let paragraph = &paragraphs[index];
+        let repeats = paragraphs[index + 1..]
+            .iter()
+            .take_while(|next| *next == paragraph)
+            .count();
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        lines.extend(paragraph.iter().cloned());
+        if repeats > 0 {
+            lines.push(format!(
+                "(the same {} more time{})",
+                repeats,
+                if repeats == 1 { "" } else { "s" }
+            ));
+        }
+        index += repeats + 1;
+    }
+    if lines.len() > max_lines && max_lines >= 4 {
+        let tail = max_lines / 2;
+        let head = max_lines - tail - 1;
+        let cut = lines.len() - head - tail;
+        lines.splice(
+            head..head + cut,
+            [format!("... ({cut} lines left out) ...")],
+        );
+    }
+    lines
+}
+
+/// `thread 'NAME' (123) panicked at` without its `(123)`, which changes
+/// from run to run.
+fn without_thread_id(line: &str) -> String {
+    if let Some(rest) = line.strip_prefix("thread '") {
+        if let Some((name, after)) = rest.split_once("' (") {
+            if let Some((id, tail)) = after.split_once(')') {
+                if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
+                    return format!("thread '{name}'{tail}");
+                }
+            }
+        }
+    }
+    line.to_owned()
 }
 
 /// The TODO numbers a failure's output names, such as `TODO(3)`.
@@ -206,5 +422,136 @@ test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         assert_eq!(todos_named(&failed.output), [2]);
         assert_eq!(step_of("step2_open::b"), Some(2));
         assert_eq!(step_of("toolkit::c"), None);
+    }
+}
+
+#[cfg(test)]
+mod reading {
+    use super::*;
+
+    #[test]
+    fn the_reason_is_the_lowest_todo_whatever_the_order_of_the_panics() {
+        let later_first = "
+thread '<unnamed>' (7) panicked at starter/src/execute.rs:86:9:
+not yet implemented: TODO(6): the retry loop
+
+thread '<unnamed>' (8) panicked at starter/src/circuit.rs:141:17:
+not yet implemented: TODO(1): count the failure
+";
+        let earlier_first = "
+thread '<unnamed>' (8) panicked at starter/src/circuit.rs:141:17:
+not yet implemented: TODO(1): count the failure
+
+thread '<unnamed>' (7) panicked at starter/src/execute.rs:86:9:
+not yet implemented: TODO(6): the retry loop
+";
+        assert_eq!(
+            reason(later_first),
+            "not yet implemented: TODO(1): count the failure"
+        );
+        assert_eq!(reason(earlier_first), reason(later_first));
+    }
+
+    #[test]
+    fn without_a_todo_the_reason_is_the_test_threads_last_panic() {
+        let output = "
+thread 'step5_x::t' (3) panicked at tests/lab/step5_x.rs:16:9:
+the dependency client blew up
+
+thread 'step5_x::t' (3) panicked at tests/lab/step5_x.rs:25:5:
+assertion `left == right` failed
+  left: Closed { failures: 0 }
+ right: Closed { failures: 1 }
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+";
+        assert_eq!(
+            reason(output),
+            "assertion `left == right` failed; left: Closed { failures: 0 }; right: Closed { failures: 1 }"
+        );
+    }
+
+    #[test]
+    fn output_without_a_panic_line_gives_its_lowest_todo_or_its_first_words() {
+        assert_eq!(reason("\nwatchdog: stuck\n"), "watchdog: stuck");
+        assert_eq!(
+            reason(
+                "step6_retry::t failed at tests/lab/step6_retry.rs:9\nTODO(6): retry\nTODO(2): refuse\n"
+            ),
+            "TODO(2): refuse"
+        );
+        assert_eq!(
+            reason(""),
+            "(no message: the test process stopped before printing one)"
+        );
+    }
+
+    #[test]
+    fn readable_output_has_no_thread_ids_and_no_repeats() {
+        let output = "
+thread 'lab-watchdog' (11) panicked at starter/src/circuit.rs:141:17:
+not yet implemented: TODO(1)
+
+thread 'lab-watchdog' (11) panicked at starter/src/circuit.rs:141:17:
+not yet implemented: TODO(1)
+
+thread 'lab-watchdog' (11) panicked at starter/src/circuit.rs:141:17:
+not yet implemented: TODO(1)
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+
+shrunk counterexample:
+threshold 1
+";
+        assert_eq!(
+            readable(output, 60),
+            [
+                "thread 'lab-watchdog' panicked at starter/src/circuit.rs:141:17:",
+                "not yet implemented: TODO(1)",
+                "(the same 2 more times)",
+                "",
+                "shrunk counterexample:",
+                "threshold 1",
+            ]
+        );
+    }
+
+    #[test]
+    fn panics_of_unnamed_threads_read_the_same_in_any_order() {
+        let one = "
+thread '<unnamed>' (5) panicked at b.rs:1:1:
+TODO(6)
+
+thread '<unnamed>' (6) panicked at a.rs:1:1:
+TODO(1)
+
+thread '<unnamed>' (7) panicked at b.rs:1:1:
+TODO(6)
+";
+        let other = "
+thread '<unnamed>' (9) panicked at b.rs:1:1:
+TODO(6)
+
+thread '<unnamed>' (8) panicked at b.rs:1:1:
+TODO(6)
+
+thread '<unnamed>' (5) panicked at a.rs:1:1:
+TODO(1)
+";
+        assert_eq!(readable(one, 60), readable(other, 60));
+        assert_eq!(
+            readable(one, 60)[0],
+            "thread '<unnamed>' panicked at a.rs:1:1:"
+        );
+    }
+
+    #[test]
+    fn long_output_keeps_its_head_and_its_tail() {
+        let output: String = (1..=100).map(|n| format!("line {n}\n")).collect();
+        let lines = readable(&output, 10);
+        assert_eq!(lines.len(), 10);
+        assert_eq!(lines[0], "line 1");
+        assert_eq!(lines[4], "... (91 lines left out) ...");
+        assert_eq!(lines[9], "line 100");
     }
 }

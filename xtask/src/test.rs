@@ -1,0 +1,388 @@
+//! `cargo xtask test [STEP]` (`just test`): the suite against the student's
+//! starter, reported for a student.
+//!
+//! libtest's own report prints every failure in full, in the order the
+//! tests happened to finish; on the untouched starter that is a thousand
+//! lines whose useful part scrolls away. This prints, in lab order:
+//!
+//! - for the whole suite, one line per failing test (its first message line);
+//! - for one step, that step's failures in full (stories, snapshot diffs,
+//!   counterexamples);
+//!
+//! and ends with the scoreboard and where to start, so that the last lines
+//! on the screen are the ones that matter. The output is the same from run
+//! to run: no timings, no thread ids.
+
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+
+use crate::lab::{controls, steps};
+use crate::scoreboard::{self, Board, Start, Style};
+use crate::suite::{self, Build, Results};
+use crate::{filter, root};
+
+/// How much of a failure's message fits on its one line.
+const REASON_WIDTH: usize = 160;
+
+/// How many lines of one failure `just test STEP` prints at most: room for
+/// a snapshot diff of the worked example.
+const DETAIL_LINES: usize = 120;
+
+pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
+    let root = root();
+    let style = Style::detect();
+    let step = filter::resolve(step)?;
+    let filter = step
+        .as_ref()
+        .map(|(number, name)| filter::filter_for(*number, name));
+    match &step {
+        Some((number, name)) => {
+            println!("Running step {number} ({name}) of the suite against your starter...")
+        }
+        None => println!("Running the suite against your starter..."),
+    }
+    let results = suite::run(&root, None, &[], filter.as_deref(), Build::Shown)?;
+    let board = scoreboard::board(&results, &steps()?, &controls()?);
+    let src = root.join("starter/src");
+    let start = scoreboard::start(&results, &board, |marker| {
+        scoreboard::find_todo(&src, marker)
+    });
+
+    let mut lines = match step {
+        Some(_) => failures_in_full(&results, DETAIL_LINES),
+        None => failure_list(&results, REASON_WIDTH),
+    };
+    if snapshots_changed(&root) {
+        lines.push(String::new());
+        lines.push(
+            "warning: the committed snapshots in tests/lab/snapshots were changed; the suite \
+             compares against them, so restore them with: git checkout tests/lab/snapshots"
+                .to_owned(),
+        );
+    }
+    lines.extend(summary(&results, &board, &start, step.is_some(), style));
+    for line in lines {
+        println!("{line}");
+    }
+    if results.values().all(|outcome| outcome.passed) {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// The failing tests in lab order: by step, then by name, with the tests
+/// outside the steps (the provided parts, a run that stopped early) last.
+fn failing(results: &Results) -> Vec<(&String, &suite::Outcome)> {
+    let mut failing: Vec<(&String, &suite::Outcome)> = results
+        .iter()
+        .filter(|(_, outcome)| !outcome.passed)
+        .collect();
+    failing.sort_by_key(|(test, _)| (suite::step_of(test).unwrap_or(u32::MAX), test.as_str()));
+    failing
+}
+
+/// One line per failing test, `FAILED NAME : REASON`, grouped by step with
+/// a blank line between the groups.
+pub(crate) fn failure_list(results: &Results, reason_width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut group = None;
+    for (test, outcome) in failing(results) {
+        let step = suite::step_of(test);
+        if group != Some(step) {
+            lines.push(String::new());
+            group = Some(step);
+        }
+        lines.push(format!(
+            "FAILED {test} : {}",
+            scoreboard::shorten(&suite::reason(&outcome.output), reason_width)
+        ));
+    }
+    lines
+}
+
+/// Every failing test with what it printed (at most `max_lines` lines each),
+/// for a run of one step.
+pub(crate) fn failures_in_full(results: &Results, max_lines: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (test, outcome) in failing(results) {
+        lines.push(String::new());
+        lines.push(format!("---- {test} ----"));
+        lines.extend(suite::readable(&outcome.output, max_lines));
+    }
+    lines
+}
+
+/// The closing summary: a headline, the scoreboard (one line per step) and
+/// where to start. At most 15 lines on the full suite.
+pub(crate) fn summary(
+    results: &Results,
+    board: &Board,
+    start: &Start,
+    one_step: bool,
+    style: Style,
+) -> Vec<String> {
+    let total = results.len();
+    let passed = results.values().filter(|outcome| outcome.passed).count();
+    let scope = match (one_step, board.steps.first()) {
+        (true, Some(step)) => format!("step {} ({}): ", step.number, step.name),
+        _ => String::new(),
+    };
+    let mut lines = vec![
+        String::new(),
+        format!(
+            "Summary: {scope}{passed} of {total} tests pass, {} fail.",
+            total - passed
+        ),
+    ];
+    lines.extend(scoreboard::table(board, style));
+    let hint = match start {
+        Start::Step { .. } if one_step => "; its failures are shown in full above.".to_owned(),
+        Start::Step { number, .. } => {
+            format!("; `just test {number}` shows its failures in full.")
+        }
+        _ => String::new(),
+    };
+    match (start, board.steps.first()) {
+        (Start::AllPass, Some(step)) if one_step => lines.push(style.paint(
+            "32",
+            &format!(
+                "Step {} passes. `just test` runs the whole suite.",
+                step.number
+            ),
+        )),
+        _ => lines.extend(scoreboard::start_lines(start, &hint, REASON_WIDTH, style)),
+    }
+    lines
+}
+
+/// Whether the committed snapshots were edited (a student "fixing" a
+/// snapshot test). Silently no when git is missing or this is no checkout.
+fn snapshots_changed(root: &Path) -> bool {
+    Command::new("git")
+        .current_dir(root)
+        .args(["diff", "--quiet", "HEAD", "--", "tests/lab/snapshots"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.code() == Some(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::scoreboard::Todo;
+
+    /// libtest's report of a small suite: step 1 half done, step 2 failing
+    /// (with a control that passes), the provided parts passing. The tests
+    /// finished out of order, as they do on two threads.
+    const RUN: &str = "
+running 6 tests
+test step2_open::b3_refuses ... FAILED
+test step1_closed::b2_counts ... ok
+test step1_closed::b2_opens ... FAILED
+test step2_open::b3_control ... ok
+test toolkit::clock ... ok
+test step1_closed::b1_zero ... FAILED
+
+failures:
+
+---- step2_open::b3_refuses stdout ----
+
+thread 'step2_open::b3_refuses' (41) panicked at starter/src/circuit.rs:96:17:
+not yet implemented: TODO(2): refuse the attempt; see LAB.md, step 2
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+---- step1_closed::b2_opens stdout ----
+
+thread 'step1_closed::b2_opens' (42) panicked at tests/lab/step1_closed.rs:30:5:
+assertion `left == right` failed: TODO(1): the circuit opens at the threshold (B2)
+  left: Closed { failures: 3 }
+ right: Open
+
+---- step1_closed::b1_zero stdout ----
+
+thread 'step1_closed::b1_zero' (43) panicked at starter/src/circuit.rs:141:17:
+not yet implemented: TODO(1): count the failure; see LAB.md, step 1
+
+
+failures:
+    step1_closed::b1_zero
+    step1_closed::b2_opens
+    step2_open::b3_refuses
+
+test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
+";
+
+    fn steps() -> Vec<(u32, String)> {
+        vec![
+            (1, "closed".into()),
+            (2, "open".into()),
+            (3, "half_open".into()),
+        ]
+    }
+
+    fn controls() -> BTreeMap<String, String> {
+        BTreeMap::from([("step2_open::b3_control".into(), "why".into())])
+    }
+
+    /// A starter whose only markers are `TODO(1): count the failure` and
+    /// `TODO(2): refuse the attempt`.
+    fn find(marker: &str) -> Option<Todo> {
+        let markers = [
+            ("circuit.rs", 140, "// TODO(1): count the failure"),
+            ("circuit.rs", 95, "// TODO(2): refuse the attempt"),
+        ];
+        markers
+            .iter()
+            .find(|(_, _, text)| text.contains(marker))
+            .map(|(file, line, text)| Todo {
+                file: (*file).into(),
+                line: *line,
+                text: (*text).into(),
+            })
+    }
+
+    fn report(results: &Results, one_step: bool) -> Vec<String> {
+        let board = scoreboard::board(results, &steps(), &controls());
+        let start = scoreboard::start(results, &board, find);
+        summary(results, &board, &start, one_step, Style::plain())
+    }
+
+    #[test]
+    fn the_whole_suite_gives_one_line_per_failure_in_lab_order_then_the_summary() {
+        let results = suite::parse(RUN);
+        assert_eq!(
+            failure_list(&results, 60),
+            [
+                "",
+                "FAILED step1_closed::b1_zero : not yet implemented: TODO(1): count the failure; see LAB....",
+                "FAILED step1_closed::b2_opens : assertion `left == right` failed: TODO(1): the circuit op...",
+                "",
+                "FAILED step2_open::b3_refuses : not yet implemented: TODO(2): refuse the attempt; see LAB...",
+            ]
+        );
+        assert_eq!(
+            report(&results, false),
+            [
+                "",
+                "Summary: 3 of 6 tests pass, 3 fail.",
+                "  step 1  closed              1/3   <- next",
+                "  step 2  open                0/1",
+                "  provided parts              1/1",
+                "Start here: step 1 (closed); `just test 1` shows its failures in full.",
+                "  your TODO: starter/src/circuit.rs:140  // TODO(1): count the failure",
+                "  first failing test: step1_closed::b1_zero",
+                "  it says: not yet implemented: TODO(1): count the failure; see LAB.md, step 1",
+            ]
+        );
+    }
+
+    #[test]
+    fn one_step_gives_its_failures_in_full_then_its_own_summary() {
+        let results: Results = suite::parse(RUN)
+            .into_iter()
+            .filter(|(test, _)| test.starts_with("step2_open::"))
+            .collect();
+        assert_eq!(
+            failures_in_full(&results, 60),
+            [
+                "",
+                "---- step2_open::b3_refuses ----",
+                "thread 'step2_open::b3_refuses' panicked at starter/src/circuit.rs:96:17:",
+                "not yet implemented: TODO(2): refuse the attempt; see LAB.md, step 2",
+            ]
+        );
+        assert_eq!(
+            report(&results, true),
+            [
+                "",
+                "Summary: step 2 (open): 1 of 2 tests pass, 1 fail.",
+                "  step 2  open                0/1   <- next",
+                "Start here: step 2 (open); its failures are shown in full above.",
+                "  your TODO: starter/src/circuit.rs:95  // TODO(2): refuse the attempt",
+                "  first failing test: step2_open::b3_refuses",
+                "  it says: not yet implemented: TODO(2): refuse the attempt; see LAB.md, step 2",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_step_without_todos_of_its_own_points_at_the_todo_its_failure_names() {
+        let run = "
+test step3_half_open::b4_probe ... FAILED
+
+failures:
+
+---- step3_half_open::b4_probe stdout ----
+
+thread 'lab-watchdog' (7) panicked at starter/src/circuit.rs:141:17:
+not yet implemented: TODO(1): count the failure; see LAB.md, step 1
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
+";
+        let results = suite::parse(run);
+        assert_eq!(
+            report(&results, true)[3..5],
+            [
+                "Start here: step 3 (half_open); its failures are shown in full above.",
+                "  your TODO: starter/src/circuit.rs:140  // TODO(1): count the failure",
+            ]
+        );
+    }
+
+    #[test]
+    fn when_everything_passes_the_summary_says_so() {
+        let mut results = suite::parse(RUN);
+        for outcome in results.values_mut() {
+            outcome.passed = true;
+        }
+        let lines = report(&results, false);
+        assert_eq!(
+            lines[1..],
+            [
+                "Summary: 6 of 6 tests pass, 0 fail.",
+                "  step 1  closed              3/3   done",
+                "  step 2  open                1/1   done",
+                "  provided parts              1/1",
+                "Every step passes. Well done! See LAB.md, \"Going further\".",
+            ]
+        );
+        results.retain(|test, _| test.starts_with("step1_"));
+        assert_eq!(
+            report(&results, true).last().map(String::as_str),
+            Some("Step 1 passes. `just test` runs the whole suite.")
+        );
+    }
+
+    #[test]
+    fn a_suite_that_stopped_early_is_a_failure_listed_after_the_steps() {
+        let mut results = suite::parse(RUN);
+        for outcome in results.values_mut() {
+            outcome.passed = true;
+        }
+        results.insert(
+            suite::STOPPED_EARLY.to_owned(),
+            suite::Outcome {
+                passed: false,
+                output: "watchdog: step1_closed::b2_opens was still running after 5s\n".into(),
+            },
+        );
+        assert_eq!(
+            failure_list(&results, 160),
+            [
+                "",
+                "FAILED (the suite stopped early) : watchdog: step1_closed::b2_opens was still running after 5s",
+            ]
+        );
+        assert_eq!(
+            report(&results, false)[5..],
+            [
+                "Start here: (the suite stopped early)",
+                "  it says: watchdog: step1_closed::b2_opens was still running after 5s",
+            ]
+        );
+    }
+}
