@@ -819,15 +819,15 @@ fn b7_a_task_panic_caught_by_the_caller_counts_once_even_if_the_call_is_dropped_
     // an ordinary drop and record nothing.
     let lab = Lab::new(2, ms(10));
     let cancel = CancellationToken::new();
-    let call = lab.breaker.execute(
+    // Boxed, so that the test owns the future and decides when it is dropped.
+    let mut call = Box::pin(lab.breaker.execute(
         3,
         || async { panic!("the dependency client blew up") },
         retryable,
         linear,
         &cancel,
         &lab.sleeper,
-    );
-    let mut call = pin!(call);
+    ));
     let caught = catch_unwind(AssertUnwindSafe(|| {
         let _: std::task::Poll<Result<(), _>> = poll_once(call.as_mut());
     }));

@@ -140,10 +140,18 @@ fn b5_b8_threads_hammering_one_breaker_never_see_two_probes_or_a_deadlock() {
                     })
                 })
                 .collect();
-            for worker in workers {
-                if let Err(panic) = worker.join() {
-                    std::panic::resume_unwind(panic);
-                }
+            // Every worker finishes before a panic is passed on, and the one
+            // passed on names the earliest TODO, so the message does not
+            // depend on which thread the scheduler ran first.
+            let panics: Vec<_> = workers
+                .into_iter()
+                .filter_map(|worker| worker.join().err())
+                .collect();
+            if let Some(first) = panics
+                .into_iter()
+                .min_by_key(|panic| lowest_todo(&crate::support::panic_message(&**panic)))
+            {
+                std::panic::resume_unwind(first);
             }
 
             let finished = counters.finished.load(Ordering::SeqCst);
@@ -163,4 +171,16 @@ fn b5_b8_threads_hammering_one_breaker_never_see_two_probes_or_a_deadlock() {
             let _ = breaker.state();
         },
     );
+}
+
+/// The lowest `TODO(n)` a message names, or `u32::MAX`.
+fn lowest_todo(message: &str) -> u32 {
+    message
+        .match_indices("TODO(")
+        .filter_map(|(at, _)| {
+            let rest = &message[at + 5..];
+            rest[..rest.find(')')?].parse().ok()
+        })
+        .min()
+        .unwrap_or(u32::MAX)
 }
