@@ -100,5 +100,9 @@ lint:
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
 
+# Instructors: one wrong student crate judged 20 times by `just test` and plain cargo: one verdict, no file written (cargo: `cargo xtask check-verdict`).
+check-verdict runs="20":
+    cargo xtask check-verdict {{runs}}
+
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync test-solution check-starter check-mistakes lint
+ci: check-sync test-solution check-starter check-verdict check-mistakes lint

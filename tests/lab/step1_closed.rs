@@ -163,7 +163,7 @@ fn b8_the_hook_runs_once_per_transition_after_it_is_complete_and_may_read_the_br
         "the hook deadlocked reading the breaker: it must run after the lock is released (B8)",
         Duration::from_secs(5),
         || {
-            let hooked = crate::support::Hooked::new(2, ms(10), |_, _| {});
+            let hooked = crate::support::Hooked::reading(2, ms(10), |_, _| {});
             hooked.clock.advance(ms(3));
             hooked.trip();
             let seen = hooked.seen();
@@ -184,13 +184,13 @@ fn b8_the_hook_runs_once_per_transition_after_it_is_complete_and_may_read_the_br
             );
             assert_eq!(
                 first.state,
-                State::Open { remaining: ms(10) },
+                Some(State::Open { remaining: ms(10) }),
                 "{HOOK}: the hook runs after the transition is complete, so a read inside it \
                  sees the new state"
             );
             assert_eq!(
                 first.generation,
-                first.transition.generation.get(),
+                Some(first.transition.generation.get()),
                 "{HOOK}: the generation the hook reads is the one the transition began"
             );
             assert_eq!(hooked.breaker.generation(), first.transition.generation);

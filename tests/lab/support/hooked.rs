@@ -6,29 +6,53 @@ use std::time::Duration;
 
 use retry_breaker::{ManualClock, RetryBreaker, State, Transition};
 
+use super::watchdog::Alarm;
+
 type Shared = Arc<RetryBreaker<ManualClock>>;
 
 /// What the hook saw: each transition, with the state and generation it
-/// read from the breaker while handling it.
+/// read from the breaker while handling it (when it reads).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
     pub transition: Transition,
-    pub state: State,
-    pub generation: u64,
+    pub state: Option<State>,
+    pub generation: Option<u64>,
 }
 
 pub struct Hooked {
     pub clock: ManualClock,
     pub breaker: Shared,
     seen: Arc<Mutex<Vec<Seen>>>,
+    /// Stops the suite if a test using this breaker deadlocks.
+    _alarm: Alarm,
 }
 
 impl Hooked {
-    /// A breaker at t = 0 whose hook reads the breaker, writes down what it
-    /// saw, then runs `also` (which may panic, or call the breaker).
+    /// A breaker at t = 0 whose hook writes each transition down, then runs
+    /// `also` (which may panic, or call the breaker).
     pub fn new(
         threshold: u32,
         cooldown: Duration,
+        also: impl Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static,
+    ) -> Hooked {
+        Hooked::build(threshold, cooldown, false, also)
+    }
+
+    /// Like [`new`](Hooked::new), with a hook that also reads the breaker's
+    /// state and generation. A breaker that calls its hook under its lock
+    /// deadlocks here: use it under a watchdog.
+    pub fn reading(
+        threshold: u32,
+        cooldown: Duration,
+        also: impl Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static,
+    ) -> Hooked {
+        Hooked::build(threshold, cooldown, true, also)
+    }
+
+    fn build(
+        threshold: u32,
+        cooldown: Duration,
+        reads: bool,
         also: impl Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static,
     ) -> Hooked {
         super::panics::install();
@@ -47,8 +71,8 @@ impl Hooked {
                         .expect("the breaker outlives its hook");
                     let seen = Seen {
                         transition: *transition,
-                        state: breaker.state(),
-                        generation: breaker.generation().get(),
+                        state: reads.then(|| breaker.state()),
+                        generation: reads.then(|| breaker.generation().get()),
                     };
                     log.lock().unwrap_or_else(|e| e.into_inner()).push(seen);
                     also(&breaker, transition);
@@ -61,6 +85,7 @@ impl Hooked {
             clock,
             breaker,
             seen,
+            _alarm: Alarm::set(Duration::from_secs(10)),
         }
     }
 
