@@ -11,7 +11,11 @@ use crate::support::{Lab, ms};
 fn b1_a_zero_threshold_is_refused_with_a_clear_error() {
     let result = RetryBreaker::new(0, ms(10), ManualClock::new());
     let error = result.expect_err("TODO(1): RetryBreaker::new must refuse a threshold of 0 (B1)");
-    assert_eq!(error, ConfigError::ZeroThreshold);
+    assert_eq!(
+        error,
+        ConfigError::ZeroThreshold,
+        "TODO(1): expected `error` to equal `ConfigError::ZeroThreshold`"
+    );
     assert!(
         error.to_string().contains("at least 1"),
         "the message should tell the user what to pass: {error}"
@@ -26,7 +30,8 @@ fn b1_a_zero_cooldown_is_legal() {
         breaker.state(),
         State::Open {
             remaining: Duration::ZERO
-        }
+        },
+        "TODO(1): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
     );
 }
 
@@ -53,7 +58,11 @@ fn b2_failures_below_the_threshold_are_counted_and_keep_the_circuit_closed() {
             .try_acquire()
             .expect("CLOSED admits every attempt");
         assert_eq!(permit.failure(), Recorded::Counted, "B9");
-        assert_eq!(lab.breaker.state(), State::Closed { failures: expected });
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: expected },
+            "TODO(1): the breaker must now be `State::Closed {{failures: expected}}`"
+        );
     }
     assert!(
         lab.transitions().is_empty(),
@@ -65,21 +74,34 @@ fn b2_failures_below_the_threshold_are_counted_and_keep_the_circuit_closed() {
 fn b2_the_circuit_opens_exactly_when_the_count_reaches_the_threshold() {
     let lab = Lab::new(3, ms(10));
     lab.trip();
-    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(10) });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(1): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+    );
     let transitions = lab.transitions();
     assert_eq!(transitions.len(), 1, "one transition: {transitions:?}");
     assert_eq!(
         (transitions[0].from, transitions[0].to),
-        (Phase::Closed, Phase::Open)
+        (Phase::Closed, Phase::Open),
+        "TODO(1): expected `(transitions[0].from, transitions[0].to)` to equal `(Phase::Closed, Phase::Open)`"
     );
-    assert_eq!(transitions[0].at, ms(0));
+    assert_eq!(
+        transitions[0].at,
+        ms(0),
+        "TODO(1): expected `transitions[0].at` to equal `ms(0)`"
+    );
 }
 
 #[test]
 fn b2_a_threshold_of_one_opens_on_the_first_failure() {
     let lab = Lab::new(1, ms(10));
     lab.breaker.try_acquire().unwrap().failure();
-    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(10) });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(1): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+    );
 }
 
 #[test]
@@ -92,11 +114,19 @@ fn b2_a_success_resets_the_consecutive_failure_count() {
         Recorded::Counted,
         "B9"
     );
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(1): the breaker must now be `State::Closed {{failures: 0}}`"
+    );
     // The count starts over: two more failures are not enough to open.
     lab.breaker.try_acquire().unwrap().failure();
     lab.breaker.try_acquire().unwrap().failure();
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 2 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 2 },
+        "TODO(1): the breaker must now be `State::Closed {{failures: 2}}`"
+    );
 }
 
 #[test]
@@ -110,9 +140,17 @@ fn b2_the_cooldown_runs_from_the_failure_that_reached_the_threshold() {
         State::Open { remaining: ms(10) },
         "open until t = 17"
     );
-    assert_eq!(lab.transitions()[0].at, ms(7));
+    assert_eq!(
+        lab.transitions()[0].at,
+        ms(7),
+        "TODO(1): expected `lab.transitions()[0].at` to equal `ms(7)`"
+    );
     lab.advance(ms(4));
-    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(6) });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(6) },
+        "TODO(1): the breaker must now be `State::Open {{remaining: ms(6)}}`"
+    );
 }
 
 #[test]
@@ -120,8 +158,15 @@ fn b2_opening_starts_a_new_generation() {
     let lab = Lab::new(2, ms(10));
     let before = lab.breaker.generation();
     lab.trip();
-    assert!(lab.breaker.generation() > before);
-    assert_eq!(lab.transitions()[0].generation, lab.breaker.generation());
+    assert!(
+        lab.breaker.generation() > before,
+        "TODO(1): expected `lab.breaker.generation() > before`"
+    );
+    assert_eq!(
+        lab.transitions()[0].generation,
+        lab.breaker.generation(),
+        "TODO(1): expected `lab.transitions()[0].generation` to equal `lab.breaker.generation()`"
+    );
 }
 
 // --- Reports (B9) and the transition hook (B8, B11) in CLOSED ---
@@ -193,7 +238,11 @@ fn b8_the_hook_runs_once_per_transition_after_it_is_complete_and_may_read_the_br
                 Some(first.transition.generation.get()),
                 "{HOOK}: the generation the hook reads is the one the transition began"
             );
-            assert_eq!(hooked.breaker.generation(), first.transition.generation);
+            assert_eq!(
+                hooked.breaker.generation(),
+                first.transition.generation,
+                "TODO(1): the generation must be `first.transition.generation`"
+            );
         },
     );
 }
@@ -213,7 +262,11 @@ fn b8_a_hook_may_even_ask_for_a_permit_and_report_on_it() {
                 }
             });
             hooked.trip();
-            assert_eq!(hooked.breaker.state(), State::Open { remaining: ms(10) });
+            assert_eq!(
+                hooked.breaker.state(),
+                State::Open { remaining: ms(10) },
+                "TODO(1): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+            );
             assert_eq!(hooked.seen().len(), 1, "{HOOK}: a refusal is no transition");
         },
     );
@@ -232,7 +285,8 @@ fn b11_a_hook_that_panics_after_a_reported_failure_panics_the_reporter_and_the_f
     let payload = caught.expect_err("B11: the hook's panic reaches the caller of failure()");
     assert_eq!(
         crate::support::panic_message(&*payload),
-        "the hook exploded"
+        "the hook exploded",
+        "TODO(1): expected `crate::support::panic_message(&*payload)` to equal `\"the hook exploded\"`"
     );
     assert_eq!(
         hooked.breaker.state(),

@@ -13,8 +13,16 @@ fn b3_an_open_circuit_refuses_attempts_and_says_how_long_is_left() {
     lab.trip();
     lab.advance(ms(5));
     let rejection = lab.breaker.try_acquire().unwrap_err();
-    assert_eq!(rejection, Rejected::Open { remaining: ms(5) });
-    assert_eq!(rejection.remaining(), ms(5));
+    assert_eq!(
+        rejection,
+        Rejected::Open { remaining: ms(5) },
+        "TODO(2): expected `rejection` to equal `Rejected::Open {{remaining: ms(5)}}`"
+    );
+    assert_eq!(
+        rejection.remaining(),
+        ms(5),
+        "TODO(2): expected `rejection.remaining()` to equal `ms(5)`"
+    );
 }
 
 #[test]
@@ -26,7 +34,8 @@ fn b3_the_refusal_holds_until_the_last_instant_before_the_deadline() {
         lab.breaker.try_acquire().unwrap_err(),
         Rejected::Open {
             remaining: Duration::from_nanos(1)
-        }
+        },
+        "TODO(2): expected `lab.breaker.try_acquire().unwrap_err()` to equal `Rejected::Open {{remaining: Duration::from_nanos(1)}}`"
     );
 }
 
@@ -45,9 +54,21 @@ fn b3_refusals_change_no_count_no_deadline_and_no_generation() {
             "the deadline stays where the failure put it"
         );
     }
-    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(4) });
-    assert_eq!(lab.breaker.generation(), generation);
-    assert_eq!(lab.transitions().len(), 1);
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(4) },
+        "TODO(2): the breaker must now be `State::Open {{remaining: ms(4)}}`"
+    );
+    assert_eq!(
+        lab.breaker.generation(),
+        generation,
+        "TODO(2): the generation must be `generation`"
+    );
+    assert_eq!(
+        lab.transitions().len(),
+        1,
+        "TODO(2): exactly 1 transition(s) so far"
+    );
 }
 
 #[test]
@@ -74,7 +95,8 @@ fn b1_a_cooldown_too_long_to_represent_refuses_for_good() {
         rejection,
         Rejected::Open {
             remaining: Duration::MAX
-        }
+        },
+        "TODO(2): expected `rejection` to equal `Rejected::Open {{remaining: Duration::MAX}}`"
     );
     assert!(rejection.to_string().contains("stays open"), "{rejection}");
 }

@@ -20,14 +20,20 @@ fn b4_the_first_attempt_exactly_at_the_deadline_becomes_the_probe() {
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
-        }
+        },
+        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     let last = *lab.transitions().last().unwrap();
     assert_eq!(
         (last.from, last.to, last.at),
-        (Phase::Open, Phase::HalfOpen, ms(10))
+        (Phase::Open, Phase::HalfOpen, ms(10)),
+        "TODO(3): expected `(last.from, last.to, last.at)` to equal `(Phase::Open, Phase::HalfOpen, ms(10))`"
     );
-    assert_eq!(probe.generation(), lab.breaker.generation());
+    assert_eq!(
+        probe.generation(),
+        lab.breaker.generation(),
+        "TODO(3): expected `probe.generation()` to equal `lab.breaker.generation()`"
+    );
     probe.success();
 }
 
@@ -41,7 +47,8 @@ fn b4_an_attempt_long_after_the_deadline_also_becomes_the_probe() {
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
-        }
+        },
+        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
 }
@@ -58,20 +65,34 @@ fn b4_the_cooldown_is_lazy_nothing_happens_until_an_attempt_asks() {
         lab.breaker.state(),
         State::Open {
             remaining: Duration::ZERO
-        }
+        },
+        "TODO(3): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
     );
     assert_eq!(
         lab.breaker.state(),
         State::Open {
             remaining: Duration::ZERO
-        }
+        },
+        "TODO(3): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
     );
-    assert_eq!(lab.breaker.generation(), generation);
+    assert_eq!(
+        lab.breaker.generation(),
+        generation,
+        "TODO(3): the generation must be `generation`"
+    );
     assert_eq!(lab.transitions().len(), 1, "only CLOSED -> OPEN so far");
     // The transition happens when an attempt asks, stamped with that time.
     let probe = lab.breaker.try_acquire().expect(NOT_YET);
-    assert_eq!(lab.transitions().len(), 2);
-    assert_eq!(lab.transitions()[1].at, ms(50));
+    assert_eq!(
+        lab.transitions().len(),
+        2,
+        "TODO(3): exactly 2 transition(s) so far"
+    );
+    assert_eq!(
+        lab.transitions()[1].at,
+        ms(50),
+        "TODO(3): expected `lab.transitions()[1].at` to equal `ms(50)`"
+    );
     probe.failure();
 }
 
@@ -88,12 +109,17 @@ fn b5_only_one_probe_at_a_time_every_other_attempt_is_refused() {
             "TODO(3): while the probe is out, other attempts are refused (B5)"
         );
     }
-    assert_eq!(Rejected::ProbeInFlight.remaining(), Duration::ZERO);
+    assert_eq!(
+        Rejected::ProbeInFlight.remaining(),
+        Duration::ZERO,
+        "TODO(3): expected `Rejected::ProbeInFlight.remaining()` to equal `Duration::ZERO`"
+    );
     assert_eq!(
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
-        }
+        },
+        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
 }
@@ -104,12 +130,24 @@ fn b5_a_successful_probe_closes_the_circuit_with_a_clean_count() {
     lab.trip();
     lab.advance(ms(10));
     lab.breaker.try_acquire().expect(NOT_YET).success();
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
+    );
     let last = *lab.transitions().last().unwrap();
-    assert_eq!((last.from, last.to), (Phase::HalfOpen, Phase::Closed));
+    assert_eq!(
+        (last.from, last.to),
+        (Phase::HalfOpen, Phase::Closed),
+        "TODO(3): expected `(last.from, last.to)` to equal `(Phase::HalfOpen, Phase::Closed)`"
+    );
     // A clean count: one failure does not reopen a threshold-2 circuit.
     lab.breaker.try_acquire().unwrap().failure();
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 1 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "TODO(3): the breaker must now be `State::Closed {{failures: 1}}`"
+    );
 }
 
 #[test]
@@ -128,19 +166,25 @@ fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
     let last = *lab.transitions().last().unwrap();
     assert_eq!(
         (last.from, last.to, last.at),
-        (Phase::HalfOpen, Phase::Open, ms(13))
+        (Phase::HalfOpen, Phase::Open, ms(13)),
+        "TODO(3): expected `(last.from, last.to, last.at)` to equal `(Phase::HalfOpen, Phase::Open, ms(13))`"
     );
     lab.advance(ms(9));
     assert_eq!(
         lab.breaker.try_acquire().unwrap_err(),
-        Rejected::Open { remaining: ms(1) }
+        Rejected::Open { remaining: ms(1) },
+        "TODO(3): expected `lab.breaker.try_acquire().unwrap_err()` to equal `Rejected::Open {{remaining: ms(1)}}`"
     );
     lab.advance(ms(1));
     lab.breaker
         .try_acquire()
         .expect("a new probe at t = 23")
         .success();
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
+    );
 }
 
 #[test]
@@ -152,14 +196,16 @@ fn b1_with_a_zero_cooldown_the_next_attempt_is_the_probe() {
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
-        }
+        },
+        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.failure();
     assert_eq!(
         lab.breaker.state(),
         State::Open {
             remaining: Duration::ZERO
-        }
+        },
+        "TODO(3): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
     );
 }
 
@@ -172,7 +218,8 @@ fn b1_a_huge_cooldown_that_still_fits_ends_when_the_clock_gets_there() {
         lab.breaker.state(),
         State::Open {
             remaining: Duration::MAX - ms(5)
-        }
+        },
+        "TODO(3): the breaker must now be `State::Open {{remaining: Duration::MAX - ms(5)}}`"
     );
     lab.advance(Duration::MAX);
     lab.breaker.try_acquire().expect(NOT_YET).success();
@@ -191,8 +238,16 @@ fn b5_every_transition_starts_a_new_generation() {
         .iter()
         .map(|t| t.generation.get())
         .collect();
-    assert_eq!(generations, [1, 2, 3, 4, 5]);
-    assert_eq!(lab.breaker.generation().get(), 5);
+    assert_eq!(
+        generations,
+        [1, 2, 3, 4, 5],
+        "TODO(3): expected `generations` to equal `[1, 2, 3, 4, 5]`"
+    );
+    assert_eq!(
+        lab.breaker.generation().get(),
+        5,
+        "TODO(3): expected `lab.breaker.generation().get()` to equal `5`"
+    );
 }
 
 // --- Reports (B9) and the transition hook (B8, B11) around the probe ---
@@ -254,7 +309,11 @@ fn b8_the_hook_sees_every_transition_around_a_probe_once_and_complete() {
                 "TODO(3): each transition reaches the hook once, after it is complete (B8)"
             );
             for seen in hooked.seen() {
-                assert_eq!(seen.generation, Some(seen.transition.generation.get()));
+                assert_eq!(
+                    seen.generation,
+                    Some(seen.transition.generation.get()),
+                    "TODO(3): expected `seen.generation` to equal `Some(seen.transition.generation.get())`"
+                );
             }
         },
     );
@@ -280,7 +339,8 @@ fn b11_a_hook_that_panics_when_the_probe_is_admitted_hands_the_probe_slot_back()
     );
     assert_eq!(
         crate::support::panic_message(&*payload),
-        "the hook exploded"
+        "the hook exploded",
+        "TODO(3): expected `crate::support::panic_message(&*payload)` to equal `\"the hook exploded\"`"
     );
     assert_eq!(
         hooked.breaker.state(),
@@ -295,5 +355,9 @@ fn b11_a_hook_that_panics_when_the_probe_is_admitted_hands_the_probe_slot_back()
         .try_acquire()
         .expect("B11: the next attempt may probe");
     probe.success();
-    assert_eq!(hooked.breaker.state(), State::Closed { failures: 0 });
+    assert_eq!(
+        hooked.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
+    );
 }

@@ -28,7 +28,8 @@ fn b6_a_stale_success_does_not_close_a_half_open_circuit() {
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
-        }
+        },
+        "TODO(4): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
 }
@@ -47,10 +48,15 @@ fn b6_a_stale_failure_does_not_reopen_a_half_open_circuit() {
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
-        }
+        },
+        "TODO(4): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
+    );
 }
 
 #[test]
@@ -63,7 +69,11 @@ fn b6_a_stale_failure_does_not_count_against_a_reclosed_circuit() {
         Recorded::Stale,
         "TODO(4): stale outcomes change nothing (B6)"
     );
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
+    );
 }
 
 #[test]
@@ -79,7 +89,11 @@ fn b6_a_stale_success_does_not_reset_the_count_of_a_reclosed_circuit() {
         Recorded::Stale,
         "TODO(4): stale outcomes change nothing (B6)"
     );
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 1 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "TODO(4): the breaker must now be `State::Closed {{failures: 1}}`"
+    );
 }
 
 /// A control: an OPEN circuit admits nothing, so no current permit can
@@ -102,9 +116,21 @@ fn b6_a_stale_outcome_while_open_changes_nothing() {
         Recorded::Stale,
         "TODO(4): stale outcomes change nothing (B6)"
     );
-    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(10) });
-    assert_eq!(lab.breaker.generation(), generation);
-    assert_eq!(lab.transitions().len(), 1);
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(4): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+    );
+    assert_eq!(
+        lab.breaker.generation(),
+        generation,
+        "TODO(4): the generation must be `generation`"
+    );
+    assert_eq!(
+        lab.transitions().len(),
+        1,
+        "TODO(4): exactly 1 transition(s) so far"
+    );
 }
 
 /// A control: only transitions make outcomes stale. A success or a failure
@@ -115,16 +141,32 @@ fn b6_outcomes_stay_current_until_a_transition_happens() {
     let first = lab.breaker.try_acquire().unwrap();
     let second = lab.breaker.try_acquire().unwrap();
     let third = lab.breaker.try_acquire().unwrap();
-    assert_eq!(first.generation(), second.generation());
-    assert_eq!(first.failure(), Recorded::Counted);
+    assert_eq!(
+        first.generation(),
+        second.generation(),
+        "TODO(4): expected `first.generation()` to equal `second.generation()`"
+    );
+    assert_eq!(
+        first.failure(),
+        Recorded::Counted,
+        "TODO(4): expected `first.failure()` to equal `Recorded::Counted`"
+    );
     // This success resets a count of 1: a change of count, not of state.
-    assert_eq!(second.success(), Recorded::Counted);
+    assert_eq!(
+        second.success(),
+        Recorded::Counted,
+        "TODO(4): expected `second.success()` to equal `Recorded::Counted`"
+    );
     assert_eq!(
         third.failure(),
         Recorded::Counted,
         "no transition happened, so nothing is stale"
     );
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 1 });
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "TODO(4): the breaker must now be `State::Closed {{failures: 1}}`"
+    );
 }
 
 /// Where [`stale_permits_at`] stops.
@@ -252,15 +294,27 @@ fn b6_a_stale_success_during_the_probe_leaves_the_probe_to_decide() {
             "TODO(4): after a stale success the probe is still the only attempt let through (B5, B6)"
         );
         if probe_succeeds {
-            assert_eq!(probe.success(), Recorded::Counted);
-            assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+            assert_eq!(
+                probe.success(),
+                Recorded::Counted,
+                "TODO(4): expected `probe.success()` to equal `Recorded::Counted`"
+            );
+            assert_eq!(
+                lab.breaker.state(),
+                State::Closed { failures: 0 },
+                "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
+            );
         } else {
             assert_eq!(
                 probe.failure(),
                 Recorded::Counted,
                 "TODO(4): the probe is current and its failure counts (B9)"
             );
-            assert_eq!(lab.breaker.state(), State::Open { remaining: ms(10) });
+            assert_eq!(
+                lab.breaker.state(),
+                State::Open { remaining: ms(10) },
+                "TODO(4): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+            );
         }
     }
 }

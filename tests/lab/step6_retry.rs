@@ -39,9 +39,20 @@ fn e1_an_attempt_budget_of_zero_is_an_error_and_never_calls_the_task() {
             matches!(result, Err(ExecuteError::NoAttempts)),
             "{result:?}"
         );
-        assert!(result.unwrap_err().to_string().contains("at least 1"));
-        assert_eq!(script.calls(), 0);
-        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+        assert!(
+            result.unwrap_err().to_string().contains("at least 1"),
+            "TODO(6): expected `result.unwrap_err().to_string().contains(\"at least 1\")`"
+        );
+        assert_eq!(
+            script.calls(),
+            0,
+            "TODO(6): the dependency must have been called exactly 0 time(s)"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "TODO(6): the breaker must now be `State::Closed {{failures: 0}}`"
+        );
     });
 }
 
@@ -61,8 +72,12 @@ fn e5_a_first_time_success_returns_the_value_without_sleeping() {
                 &lab.sleeper,
             )
             .await;
-        assert_eq!(result.unwrap(), 7);
-        assert_eq!(script.calls(), 1);
+        assert_eq!(result.unwrap(), 7, "TODO(6): the call must return Ok(7)");
+        assert_eq!(
+            script.calls(),
+            1,
+            "TODO(6): the dependency must have been called exactly 1 time(s)"
+        );
         assert!(
             lab.sleeper.delays().is_empty(),
             "E6: no sleep before the first attempt"
@@ -86,8 +101,12 @@ fn e5_a_retryable_failure_is_retried_after_its_backoff() {
                 &lab.sleeper,
             )
             .await;
-        assert_eq!(result.unwrap(), 3);
-        assert_eq!(script.calls(), 3);
+        assert_eq!(result.unwrap(), 3, "TODO(6): the call must return Ok(3)");
+        assert_eq!(
+            script.calls(),
+            3,
+            "TODO(6): the dependency must have been called exactly 3 time(s)"
+        );
         assert_eq!(
             lab.sleeper.delays(),
             [ms(10), ms(20)],
@@ -129,9 +148,21 @@ fn e5_a_non_retryable_error_is_returned_at_once_with_the_original_as_source() {
             "{error:?}"
         );
         let source = std::error::Error::source(&error).expect("the task's error is the source");
-        assert_eq!(source.to_string(), "declined");
-        assert_eq!(error.task_error(), Some(&Fault::Declined));
-        assert_eq!(script.calls(), 1);
+        assert_eq!(
+            source.to_string(),
+            "declined",
+            "TODO(6): expected `source.to_string()` to equal `\"declined\"`"
+        );
+        assert_eq!(
+            error.task_error(),
+            Some(&Fault::Declined),
+            "TODO(6): expected `error.task_error()` to equal `Some(&Fault::Declined)`"
+        );
+        assert_eq!(
+            script.calls(),
+            1,
+            "TODO(6): the dependency must have been called exactly 1 time(s)"
+        );
         assert!(
             lab.sleeper.delays().is_empty(),
             "no sleep when nothing will be retried"
@@ -175,8 +206,16 @@ fn e6_the_last_failure_is_returned_without_a_sleep_after_it() {
             ),
             "{error:?}"
         );
-        assert_eq!(error.into_task_error(), Some(Fault::Unavailable));
-        assert_eq!(script.calls(), 3);
+        assert_eq!(
+            error.into_task_error(),
+            Some(Fault::Unavailable),
+            "TODO(6): expected `error.into_task_error()` to equal `Some(Fault::Unavailable)`"
+        );
+        assert_eq!(
+            script.calls(),
+            3,
+            "TODO(6): the dependency must have been called exactly 3 time(s)"
+        );
         assert_eq!(
             lab.sleeper.delays(),
             [ms(10), ms(20)],
@@ -201,8 +240,14 @@ fn e6_a_single_attempt_budget_never_sleeps() {
                 &lab.sleeper,
             )
             .await;
-        assert!(matches!(result, Err(ExecuteError::Task { attempt: 1, .. })));
-        assert!(lab.sleeper.delays().is_empty());
+        assert!(
+            matches!(result, Err(ExecuteError::Task { attempt: 1, .. })),
+            "TODO(6): the call must end as `result, Err(ExecuteError::Task {{attempt: 1, ..}})`"
+        );
+        assert!(
+            lab.sleeper.delays().is_empty(),
+            "TODO(6): no backoff sleep may be asked for here"
+        );
     });
 }
 
@@ -239,8 +284,16 @@ fn e4_every_attempt_is_reported_so_retries_can_open_the_circuit() {
             2,
             "the refused attempt never reached the task"
         );
-        assert_eq!(lab.sleeper.delays(), [ms(10), ms(20)]);
-        assert_eq!(lab.breaker.state(), State::Open { remaining: ms(80) });
+        assert_eq!(
+            lab.sleeper.delays(),
+            [ms(10), ms(20)],
+            "TODO(6): the backoff sleeps asked for must be exactly [ms(10), ms(20)]"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Open { remaining: ms(80) },
+            "TODO(6): the breaker must now be `State::Open {{remaining: ms(80)}}`"
+        );
     });
 }
 
@@ -260,7 +313,11 @@ fn e4_a_success_after_retries_resets_the_count() {
             )
             .await
             .unwrap();
-        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "TODO(6): the breaker must now be `State::Closed {{failures: 0}}`"
+        );
     });
 }
 
@@ -297,7 +354,11 @@ fn e3_a_rejection_ends_the_call_at_once_without_task_sleep_or_spin() {
             lab.sleeper.delays().is_empty(),
             "E3: no sleep after a rejection"
         );
-        assert_eq!(lab.breaker.state(), State::Open { remaining: ms(6) });
+        assert_eq!(
+            lab.breaker.state(),
+            State::Open { remaining: ms(6) },
+            "TODO(6): the breaker must now be `State::Open {{remaining: ms(6)}}`"
+        );
     });
 }
 
@@ -331,7 +392,11 @@ fn e3_a_call_refused_because_a_probe_is_out_says_so() {
             ),
             "{result:?}"
         );
-        assert_eq!(script.calls(), 0);
+        assert_eq!(
+            script.calls(),
+            0,
+            "TODO(6): the dependency must have been called exactly 0 time(s)"
+        );
         assert_eq!(
             lab.breaker.state(),
             State::HalfOpen {
@@ -360,8 +425,12 @@ fn e8_huge_backoffs_saturate_instead_of_panicking() {
                 &lab.sleeper,
             )
             .await;
-        assert_eq!(result.unwrap(), 1);
-        assert_eq!(lab.sleeper.delays(), [Duration::MAX, Duration::MAX]);
+        assert_eq!(result.unwrap(), 1, "TODO(6): the call must return Ok(1)");
+        assert_eq!(
+            lab.sleeper.delays(),
+            [Duration::MAX, Duration::MAX],
+            "TODO(6): the backoff sleeps asked for must be exactly [Duration::MAX, Duration::MAX]"
+        );
     });
 }
 
@@ -387,7 +456,11 @@ fn e9_the_same_inputs_give_the_same_behaviour() {
             (result, lab.sleeper.delays(), lab.breaker.state())
         })
     }
-    assert_eq!(scenario(), scenario());
+    assert_eq!(
+        scenario(),
+        scenario(),
+        "TODO(6): expected `scenario()` to equal `scenario()`"
+    );
 }
 
 // --- Hostile tasks, predicates and callers (B7, B8) ---
@@ -422,7 +495,11 @@ fn b7_a_panicking_task_panics_the_caller_unchanged_and_counts_as_a_failure() {
     }));
     let payload =
         caught.expect_err("B7: a panic in the task must reach the caller, not become an Err");
-    assert_eq!(panic_message(&*payload), "payment client exploded");
+    assert_eq!(
+        panic_message(&*payload),
+        "payment client exploded",
+        "TODO(6): expected `panic_message(&*payload)` to equal `\"payment client exploded\"`"
+    );
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 1 },
@@ -452,8 +529,16 @@ fn b7_a_task_that_panics_before_returning_its_future_counts_too() {
                 .await;
         })
     }));
-    assert_eq!(panic_message(&*caught.unwrap_err()), "could not even start");
-    assert_eq!(lab.breaker.state(), State::Open { remaining: ms(10) });
+    assert_eq!(
+        panic_message(&*caught.unwrap_err()),
+        "could not even start",
+        "TODO(6): expected `panic_message(&*caught.unwrap_err())` to equal `\"could not even start\"`"
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(6): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+    );
 }
 
 #[test]
@@ -478,7 +563,7 @@ fn b7_a_panicking_probe_does_not_wedge_the_breaker() {
                 .await;
         })
     }));
-    assert!(caught.is_err());
+    assert!(caught.is_err(), "TODO(6): the panic must reach the caller");
     assert_eq!(
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
@@ -529,7 +614,8 @@ fn b7_a_panicking_predicate_or_backoff_propagates_after_the_failure_was_counted(
                 } else {
                     "backoff"
                 }
-            )
+            ),
+            "TODO(6): expected `panic_message(&*payload)` to equal `format!( \"{{}} exploded\", if culprit == \"retryable\" {{\"predicate\"}} else {{\"backoff\"}} )`"
         );
         assert_eq!(
             lab.breaker.state(),
@@ -559,12 +645,16 @@ fn b7_dropping_the_call_mid_attempt_gives_the_probe_slot_back() {
             &lab.sleeper,
         );
         let mut call = pin!(call);
-        assert!(poll_once(call.as_mut()).is_pending());
+        assert!(
+            poll_once(call.as_mut()).is_pending(),
+            "TODO(6): the call must still be waiting at this point"
+        );
         assert_eq!(
             lab.breaker.state(),
             State::HalfOpen {
                 probe_in_flight: true
-            }
+            },
+            "TODO(6): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
         );
     } // The caller gives up, e.g. a timeout around execute fired.
     assert_eq!(
@@ -604,8 +694,16 @@ fn b7_dropping_the_call_mid_sleep_keeps_the_failures_already_counted() {
             "asleep after the first failure"
         );
     }
-    assert_eq!(script.calls(), 1);
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 1 });
+    assert_eq!(
+        script.calls(),
+        1,
+        "TODO(6): the dependency must have been called exactly 1 time(s)"
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "TODO(6): the breaker must now be `State::Closed {{failures: 1}}`"
+    );
     lab.breaker
         .try_acquire()
         .expect("nothing is held")
@@ -683,8 +781,16 @@ fn e5_execute_works_on_a_shared_breaker_from_a_spawned_task() {
                 )
                 .await
         });
-        assert_eq!(handle.await.unwrap().unwrap(), 9);
-        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+        assert_eq!(
+            handle.await.unwrap().unwrap(),
+            9,
+            "TODO(6): expected `handle.await.unwrap().unwrap()` to equal `9`"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "TODO(6): the breaker must now be `State::Closed {{failures: 0}}`"
+        );
     });
 }
 
@@ -722,8 +828,16 @@ fn e10_a_refusal_after_a_failed_attempt_carries_that_attempts_error() {
              before it (the last, not the first), as its source (E10); got {error:?}"
         );
         let cause = std::error::Error::source(&error).expect("E10: the refusal has a source");
-        assert_eq!(cause.to_string(), "unavailable");
-        assert_eq!(error.task_error(), Some(&Fault::Unavailable));
+        assert_eq!(
+            cause.to_string(),
+            "unavailable",
+            "TODO(6): expected `cause.to_string()` to equal `\"unavailable\"`"
+        );
+        assert_eq!(
+            error.task_error(),
+            Some(&Fault::Unavailable),
+            "TODO(6): expected `error.task_error()` to equal `Some(&Fault::Unavailable)`"
+        );
     });
 }
 
@@ -790,10 +904,13 @@ fn b7_a_call_dropped_while_a_sibling_panics_records_no_verdict() {
                 &lab.sleeper,
             );
             let mut call = pin!(call);
-            assert!(poll_once(call.as_mut()).is_pending());
+            assert!(
+                poll_once(call.as_mut()).is_pending(),
+                "TODO(6): the call must still be waiting at this point"
+            );
             panic!("the sibling future's own bug");
         }));
-        assert!(caught.is_err());
+        assert!(caught.is_err(), "TODO(6): the panic must reach the caller");
         let expected = if in_probe {
             State::HalfOpen {
                 probe_in_flight: false,
@@ -877,7 +994,8 @@ fn b11_a_hook_that_panics_when_a_calls_probe_is_admitted_never_calls_the_task() 
     let payload = caught.expect_err("B11: the hook's panic reaches the caller of execute");
     assert_eq!(
         crate::support::panic_message(&*payload),
-        "the hook exploded"
+        "the hook exploded",
+        "TODO(6): expected `crate::support::panic_message(&*payload)` to equal `\"the hook exploded\"`"
     );
     assert_eq!(script.calls(), 0, "B11: the task is never called");
     assert_eq!(
@@ -920,9 +1038,14 @@ fn b11_a_hook_that_panics_after_an_attempt_is_reported_panics_the_caller_with_th
     let payload = caught.expect_err("B11: the hook's panic reaches the caller of execute");
     assert_eq!(
         crate::support::panic_message(&*payload),
-        "the hook exploded"
+        "the hook exploded",
+        "TODO(6): expected `crate::support::panic_message(&*payload)` to equal `\"the hook exploded\"`"
     );
-    assert_eq!(script.calls(), 1);
+    assert_eq!(
+        script.calls(),
+        1,
+        "TODO(6): the dependency must have been called exactly 1 time(s)"
+    );
     assert_eq!(
         hooked.breaker.state(),
         State::Open { remaining: ms(10) },

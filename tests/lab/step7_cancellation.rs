@@ -34,8 +34,15 @@ fn e2_a_token_cancelled_before_the_call_means_no_attempt_at_all() {
             "TODO(7): check the token before every attempt (E2); got {result:?}"
         );
         assert_eq!(script.calls(), 0, "E2: the task is not invoked");
-        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
-        assert!(result.unwrap_err().to_string().contains("cancelled"));
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "TODO(7): the breaker must now be `State::Closed {{failures: 0}}`"
+        );
+        assert!(
+            result.unwrap_err().to_string().contains("cancelled"),
+            "TODO(7): expected `result.unwrap_err().to_string().contains(\"cancelled\")`"
+        );
     });
 }
 
@@ -60,7 +67,8 @@ fn e2_a_cancelled_token_does_not_take_the_probe_slot() {
             lab.breaker.state(),
             State::Open {
                 remaining: Duration::ZERO
-            }
+            },
+            "TODO(7): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
         );
     });
 }
@@ -85,7 +93,11 @@ fn e7_a_token_cancelled_while_the_task_runs_stops_the_retries_and_the_outcome_st
             matches!(result, Err(ExecuteError::Cancelled { attempts_made: 1 })),
             "TODO(7): no attempt after the token is cancelled; got {result:?}"
         );
-        assert_eq!(script.calls(), 1);
+        assert_eq!(
+            script.calls(),
+            1,
+            "TODO(7): the dependency must have been called exactly 1 time(s)"
+        );
         assert!(
             lab.sleeper.delays().is_empty(),
             "TODO(7): a cancelled call does not start a backoff sleep"
@@ -172,7 +184,11 @@ fn e7_a_cancellation_during_a_sleep_ends_the_call_promptly() {
         matches!(outcome, Err(ExecuteError::Cancelled { attempts_made: 1 })),
         "{outcome:?}"
     );
-    assert_eq!(script.calls(), 1);
+    assert_eq!(
+        script.calls(),
+        1,
+        "TODO(7): the dependency must have been called exactly 1 time(s)"
+    );
 }
 
 #[test]
@@ -195,7 +211,11 @@ fn e2_the_token_is_checked_again_before_every_attempt_not_only_the_first() {
             matches!(result, Err(ExecuteError::Cancelled { attempts_made: 1 })),
             "TODO(7): check the token before every attempt, not just the first (E2); got {result:?}"
         );
-        assert_eq!(script.calls(), 1);
+        assert_eq!(
+            script.calls(),
+            1,
+            "TODO(7): the dependency must have been called exactly 1 time(s)"
+        );
     });
 }
 
@@ -414,7 +434,14 @@ fn e2_a_cancelled_token_wins_over_an_open_circuit_and_asks_nothing() {
             matches!(result, Err(ExecuteError::Cancelled { attempts_made: 0 })),
             "TODO(7): the token is checked before the breaker is asked (E2); got {result:?}"
         );
-        assert_eq!(lab.breaker.state(), State::Open { remaining: ms(7) });
-        assert!(lab.sleeper.delays().is_empty());
+        assert_eq!(
+            lab.breaker.state(),
+            State::Open { remaining: ms(7) },
+            "TODO(7): the breaker must now be `State::Open {{remaining: ms(7)}}`"
+        );
+        assert!(
+            lab.sleeper.delays().is_empty(),
+            "TODO(7): no backoff sleep may be asked for here"
+        );
     });
 }

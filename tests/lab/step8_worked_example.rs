@@ -81,7 +81,11 @@ fn worked_example_end_to_end() {
         lab.advance(ms(5));
         let untouched = Script::new([]);
         call("call 3", 1, &untouched).await;
-        assert_eq!(untouched.calls(), 0);
+        assert_eq!(
+            untouched.calls(),
+            0,
+            "steps 1-7: the dependency must have been called exactly 0 time(s)"
+        );
 
         lab.timeline.log(
             "--",
@@ -89,7 +93,11 @@ fn worked_example_end_to_end() {
         );
         lab.advance(ms(5));
         call("call 4", 1, &Script::new([Ok(4)])).await;
-        assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "steps 1-7: the breaker must now be `State::Closed {{failures: 0}}`"
+        );
 
         lab.timeline.log(
             "--",
@@ -97,7 +105,11 @@ fn worked_example_end_to_end() {
         );
         let retried = Script::new([Err(Fault::Timeout), Ok(5)]);
         call("call 5", 3, &retried).await;
-        assert_eq!(retried.calls(), 2);
+        assert_eq!(
+            retried.calls(),
+            2,
+            "steps 1-7: the dependency must have been called exactly 2 time(s)"
+        );
 
         lab.timeline.log(
             "--",
@@ -161,14 +173,21 @@ fn worked_example_end_to_end() {
             .breaker
             .execute(1, probe_task, retryable, backoff, &cancel, &sleeper);
         let mut probe = pin!(probe);
-        assert!(poll_once(probe.as_mut()).is_pending());
+        assert!(
+            poll_once(probe.as_mut()).is_pending(),
+            "steps 1-7: the call must still be waiting at this point"
+        );
         lab.timeline.log(
             "call 9",
             format!("admitted as the probe | {}", lab.breaker.state()),
         );
         let refused = Script::new([]);
         call("call 10", 3, &refused).await;
-        assert_eq!(refused.calls(), 0);
+        assert_eq!(
+            refused.calls(),
+            0,
+            "steps 1-7: the dependency must have been called exactly 0 time(s)"
+        );
         release.cancel();
         let result = finish(probe.as_mut());
         lab.timeline.log(
