@@ -122,6 +122,26 @@ pub fn run(
                 output: format!("{why}\n"),
             },
         );
+        // libtest prints what a failing test said only at the end of the
+        // run, so a run that died never did: ask each failure again, alone.
+        for (test, outcome) in results.iter_mut() {
+            if !outcome.passed && outcome.output.is_empty() && test != STOPPED_EARLY {
+                let mut alone = Command::new(&cargo);
+                base(&mut alone);
+                let rerun = alone
+                    .args(["test", "--quiet", "--test", "lab"])
+                    .args(extra)
+                    .args(["--", "--format", "pretty", "--color", "never", "--exact"])
+                    .arg(test)
+                    .env("CARGO_TERM_COLOR", "never")
+                    .output()
+                    .map_err(|e| format!("cannot run cargo: {e}"))?;
+                let said = parse(&String::from_utf8_lossy(&rerun.stdout));
+                if let Some(again) = said.get(test).filter(|again| !again.passed) {
+                    outcome.output.clone_from(&again.output);
+                }
+            }
+        }
     }
     if results.is_empty() {
         if stdout.contains("test result:") {
