@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use retry_breaker::{Rejected, State};
+use retry_breaker::{Phase, Rejected, State};
 
 use crate::support::{Lab, ms};
 
@@ -99,4 +99,33 @@ fn b1_a_cooldown_too_long_to_represent_refuses_for_good() {
         "TODO(2): expected `rejection` to equal `Rejected::Open {{remaining: Duration::MAX}}`"
     );
     assert!(rejection.to_string().contains("stays open"), "{rejection}");
+}
+
+#[test]
+fn b8_a_hook_may_even_ask_for_a_permit_and_report_on_it() {
+    crate::support::guard(
+        "the hook deadlocked calling the breaker: it must run after the lock is released (B8)",
+        Duration::from_secs(5),
+        || {
+            let hooked = crate::support::Hooked::new(1, ms(10), |breaker, transition| {
+                if transition.to == Phase::Open {
+                    assert!(
+                        breaker.try_acquire().is_err(),
+                        "TODO(2): inside the hook the circuit is already OPEN"
+                    );
+                }
+            });
+            hooked.trip();
+            assert_eq!(
+                hooked.breaker.state(),
+                State::Open { remaining: ms(10) },
+                "TODO(1): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+            );
+            assert_eq!(
+                hooked.seen().len(),
+                1,
+                "TODO(2): a refusal is no transition"
+            );
+        },
+    );
 }

@@ -222,3 +222,76 @@ fn b7_a_permit_held_through_someone_elses_panic_still_counts_as_a_failure() {
         "{DROP_TODO}: any panic that drops a permit counts as a failure (B7)"
     );
 }
+
+#[test]
+fn b11_a_hook_that_panics_when_the_probe_is_admitted_hands_the_probe_slot_back() {
+    let exploded = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let once = std::sync::Arc::clone(&exploded);
+    let hooked = crate::support::Hooked::new(1, ms(10), move |_, transition| {
+        if transition.to == Phase::HalfOpen && !once.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            panic!("the hook exploded");
+        }
+    });
+    hooked.trip();
+    hooked.clock.advance(ms(10));
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        hooked.breaker.try_acquire().map(drop)
+    }));
+    let payload = caught.expect_err(
+        "B11: the hook's panic reaches the caller of try_acquire, who never got a permit",
+    );
+    assert_eq!(
+        crate::support::panic_message(&*payload),
+        "the hook exploded",
+        "TODO(3): expected `crate::support::panic_message(&*payload)` to equal `\"the hook exploded\"`"
+    );
+    assert_eq!(
+        hooked.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "{DROP_TODO}: B11, the dependency was never called, so the probe slot goes back with \
+         no verdict (`Circuit::abandon`); otherwise every later attempt is refused forever"
+    );
+    let probe = hooked
+        .breaker
+        .try_acquire()
+        .expect("B11: the next attempt may probe");
+    probe.success();
+    assert_eq!(
+        hooked.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
+    );
+}
+
+#[test]
+fn b9_a_stale_report_while_half_open_waits_for_a_probe_changes_nothing() {
+    let lab = Lab::new(2, ms(10));
+    let early = lab.breaker.try_acquire().unwrap();
+    lab.trip();
+    lab.advance(ms(10));
+    drop(lab.probe());
+    let waiting = State::HalfOpen {
+        probe_in_flight: false,
+    };
+    assert_eq!(
+        lab.breaker.state(),
+        waiting,
+        "{DROP_TODO}: a dropped probe gives its slot back"
+    );
+    assert_eq!(
+        early.success(),
+        retry_breaker::Recorded::Stale,
+        "{DROP_TODO}: B6, B9: a success from before the circuit opened is stale, even while \
+         HALF-OPEN waits for a new probe"
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        waiting,
+        "{DROP_TODO}: B6: and it changes nothing: the next attempt is still the probe"
+    );
+    lab.probe().success();
+    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+}

@@ -31,8 +31,20 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
     copy_suite_workspace(&root, &workspace)?;
     student_with_mistake(&root, &workspace)?;
 
-    let before = fingerprint(&workspace)?;
     let target = scratch.join("target");
+    // Build first: the scratch copy leaves the demo and the benchmarks out
+    // of the workspace, so its first build rewrites Cargo.lock. That is the
+    // copy's doing, not a test run's.
+    let built = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&workspace)
+        .args(["test", "--quiet", "--test", "lab", "--no-run"])
+        .env("CARGO_TARGET_DIR", &target)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !built.success() {
+        return Err("the student crate with the mistake did not build".to_owned());
+    }
+    let before = fingerprint(&workspace)?;
     let mut verdicts: BTreeMap<BTreeSet<String>, Vec<String>> = BTreeMap::new();
     for run in 1..=runs {
         let (route, failed) = if run % 2 == 1 {
