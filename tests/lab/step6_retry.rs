@@ -5,6 +5,7 @@ use std::future::{Future, pending};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use retry_breaker::{ExecuteError, ManualClock, ManualSleeper, Rejected, Sleeper, State, backoff};
@@ -1126,5 +1127,83 @@ fn e5_a_failure_that_ends_the_call_is_returned_even_if_the_token_was_cancelled_d
                  retried, so the call returns the attempt's own error (E5); got {result:?}"
             );
         });
+    }
+}
+
+// --- A probe that never finishes (B7) ---
+
+/// `attempt`, unless `clock` reaches `limit` from now first: then a timeout.
+/// The deadline inside the task that LAB.md recommends, on the manual clock.
+fn within<F>(
+    clock: &ManualClock,
+    limit: Duration,
+    attempt: F,
+) -> impl Future<Output = Result<(), Fault>> + use<F>
+where
+    F: Future<Output = Result<(), Fault>>,
+{
+    use retry_breaker::Clock;
+    let clock = clock.clone();
+    let deadline = clock.now().saturating_add(limit);
+    let mut attempt = Box::pin(attempt);
+    std::future::poll_fn(move |cx| {
+        if let Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
+            return Poll::Ready(outcome);
+        }
+        if clock.now() >= deadline {
+            return Poll::Ready(Err(Fault::Timeout));
+        }
+        Poll::Pending
+    })
+}
+
+#[test]
+fn b7_a_probe_that_never_finishes_holds_half_open_and_a_deadline_inside_the_task_ends_it() {
+    for with_deadline in [false, true] {
+        let lab = Lab::new(1, ms(10));
+        lab.trip();
+        lab.advance(ms(10));
+        let cancel = CancellationToken::new();
+        let clock = lab.clock.clone();
+        let hangs = move || {
+            let attempt = pending::<Result<(), Fault>>();
+            let limit = if with_deadline { ms(50) } else { Duration::MAX };
+            within(&clock, limit, attempt)
+        };
+        let call = lab
+            .breaker
+            .execute(1, hangs, retryable, linear, &cancel, &lab.sleeper);
+        let mut call = pin!(call);
+        assert!(poll_once(call.as_mut()).is_pending(), "the probe is out");
+        lab.advance(Duration::from_secs(3600));
+        let after_an_hour = poll_once(call.as_mut());
+        if with_deadline {
+            assert!(
+                matches!(after_an_hour, Poll::Ready(Err(ExecuteError::Task { .. }))),
+                "TODO(6): the deadline inside the task turned the hang into an observed failure"
+            );
+            assert_eq!(
+                lab.breaker.state(),
+                State::Open { remaining: ms(10) },
+                "TODO(6): B7: the timed-out probe counts as a failure and reopens the circuit, so \
+                 a later probe can find out whether the dependency is back"
+            );
+        } else {
+            assert!(
+                after_an_hour.is_pending(),
+                "nothing ends a hang but a deadline"
+            );
+            assert_eq!(
+                lab.breaker.state(),
+                State::HalfOpen {
+                    probe_in_flight: true
+                },
+                "B7: a probe whose task never finishes holds HALF-OPEN for as long as it hangs"
+            );
+            assert!(
+                matches!(lab.breaker.try_acquire(), Err(Rejected::ProbeInFlight)),
+                "TODO(6): every other attempt is refused while the hung probe is out (B5)"
+            );
+        }
     }
 }
