@@ -1,6 +1,10 @@
 //! The breaker itself: a [`Circuit`] behind a mutex, a clock, and an optional
-//! hook that hears about every transition, plus a lock-free shortcut for the
-//! common case of a CLOSED circuit (see [`ClosedShortcut`]).
+//! hook that hears about every transition.
+// BEGIN SOLUTION ONLY: the fast path
+//!
+//! Next to the circuit sits a lock-free shortcut for the common case of a
+//! CLOSED circuit (see [`ClosedShortcut`]).
+// END SOLUTION ONLY
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -12,7 +16,9 @@ use crate::circuit::{Circuit, Recorded};
 use crate::clock::Clock;
 use crate::error::{ConfigError, Rejected};
 use crate::permit::Permit;
+// BEGIN SOLUTION ONLY: the fast path
 use crate::shortcut::ClosedShortcut;
+// END SOLUTION ONLY
 use crate::state::State;
 use crate::transition::{Generation, Transition};
 
@@ -50,9 +56,11 @@ type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
 /// ```
 pub struct RetryBreaker<C: Clock> {
     circuit: Mutex<Circuit>,
+    // BEGIN SOLUTION ONLY: the fast path
     /// Whether the circuit is CLOSED, readable without the lock; written
     /// only under it.
     shortcut: ClosedShortcut,
+    // END SOLUTION ONLY
     clock: C,
     hook: Option<TransitionHook>,
 }
@@ -77,7 +85,9 @@ impl<C: Clock> RetryBreaker<C> {
         // END TODO
         Ok(RetryBreaker {
             circuit: Mutex::new(Circuit::new(threshold, cooldown)),
+            // BEGIN SOLUTION ONLY: the fast path
             shortcut: ClosedShortcut::new(),
+            // END SOLUTION ONLY
             clock,
             hook: None,
         })
@@ -152,10 +162,12 @@ impl<C: Clock> RetryBreaker<C> {
     /// [`Rejected`] while the circuit is open or a half-open probe is in
     /// flight. Nothing is counted for a rejection.
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
+        // BEGIN SOLUTION ONLY: the fast path
         // A CLOSED circuit admits every attempt and changes nothing doing so.
         if let Some(generation) = self.shortcut.admit() {
             return Ok(Permit::new(self, generation));
         }
+        // END SOLUTION ONLY
         let (admitted, transition) = self.locked(|circuit, clock| circuit.admit(clock));
         let permit = Permit::new(self, admitted?);
         if let Some(transition) = transition {
@@ -172,10 +184,12 @@ impl<C: Clock> RetryBreaker<C> {
     }
 
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
+        // BEGIN SOLUTION ONLY: the fast path
         // With no failures counted there is nothing for a success to reset.
         if self.shortcut.success_changes_nothing(generation) {
             return Recorded::Counted;
         }
+        // END SOLUTION ONLY
         self.update(|circuit, clock| circuit.on_success(generation, clock))
     }
 
@@ -202,7 +216,9 @@ impl<C: Clock> RetryBreaker<C> {
     fn locked<R>(&self, operation: impl FnOnce(&mut Circuit, &C) -> R) -> (R, Option<Transition>) {
         let mut circuit = self.circuit();
         let result = operation(&mut circuit, &self.clock);
+        // BEGIN SOLUTION ONLY: the fast path
         self.shortcut.refresh(&circuit);
+        // END SOLUTION ONLY
         (result, circuit.take_transition())
     }
 

@@ -53,7 +53,9 @@ mod deadline;
 mod error;
 mod execute;
 mod permit;
+// BEGIN SOLUTION ONLY: the lock-free fast path answers without the student's Circuit
 mod shortcut;
+// END SOLUTION ONLY
 mod sleeper;
 mod state;
 mod transition;

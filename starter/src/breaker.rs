@@ -1,6 +1,5 @@
 //! The breaker itself: a [`Circuit`] behind a mutex, a clock, and an optional
-//! hook that hears about every transition, plus a lock-free shortcut for the
-//! common case of a CLOSED circuit (see [`ClosedShortcut`]).
+//! hook that hears about every transition.
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
@@ -12,7 +11,6 @@ use crate::circuit::{Circuit, Recorded};
 use crate::clock::Clock;
 use crate::error::{ConfigError, Rejected};
 use crate::permit::Permit;
-use crate::shortcut::ClosedShortcut;
 use crate::state::State;
 use crate::transition::{Generation, Transition};
 
@@ -50,9 +48,6 @@ type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
 /// ```
 pub struct RetryBreaker<C: Clock> {
     circuit: Mutex<Circuit>,
-    /// Whether the circuit is CLOSED, readable without the lock; written
-    /// only under it.
-    shortcut: ClosedShortcut,
     clock: C,
     hook: Option<TransitionHook>,
 }
@@ -73,7 +68,6 @@ impl<C: Clock> RetryBreaker<C> {
         // (Skipped for now, so the earlier steps keep working.)
         Ok(RetryBreaker {
             circuit: Mutex::new(Circuit::new(threshold, cooldown)),
-            shortcut: ClosedShortcut::new(),
             clock,
             hook: None,
         })
@@ -148,10 +142,6 @@ impl<C: Clock> RetryBreaker<C> {
     /// [`Rejected`] while the circuit is open or a half-open probe is in
     /// flight. Nothing is counted for a rejection.
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
-        // A CLOSED circuit admits every attempt and changes nothing doing so.
-        if let Some(generation) = self.shortcut.admit() {
-            return Ok(Permit::new(self, generation));
-        }
         let (admitted, transition) = self.locked(|circuit, clock| circuit.admit(clock));
         let permit = Permit::new(self, admitted?);
         if let Some(transition) = transition {
@@ -168,10 +158,6 @@ impl<C: Clock> RetryBreaker<C> {
     }
 
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
-        // With no failures counted there is nothing for a success to reset.
-        if self.shortcut.success_changes_nothing(generation) {
-            return Recorded::Counted;
-        }
         self.update(|circuit, clock| circuit.on_success(generation, clock))
     }
 
@@ -198,7 +184,6 @@ impl<C: Clock> RetryBreaker<C> {
     fn locked<R>(&self, operation: impl FnOnce(&mut Circuit, &C) -> R) -> (R, Option<Transition>) {
         let mut circuit = self.circuit();
         let result = operation(&mut circuit, &self.clock);
-        self.shortcut.refresh(&circuit);
         (result, circuit.take_transition())
     }
 

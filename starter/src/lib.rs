@@ -64,7 +64,6 @@ mod deadline;
 mod error;
 mod execute;
 mod permit;
-mod shortcut;
 mod sleeper;
 mod state;
 mod transition;

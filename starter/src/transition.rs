@@ -22,12 +22,6 @@ impl Generation {
         Generation(self.0.wrapping_add(1))
     }
 
-    /// The generation whose counter is `raw`, as read back from the
-    /// breaker's lock-free shortcut.
-    pub(crate) fn from_raw(raw: u64) -> Self {
-        Generation(raw)
-    }
-
     /// The counter's value; a new breaker starts at 0.
     pub fn get(self) -> u64 {
         self.0

@@ -14,6 +14,13 @@
 //! tests). Such a region carries its stand-in after a `// STARTER:` line:
 //! the lines that follow, each behind `// STARTER:`, become the starter's
 //! code (none at all: the rule is simply absent until the student adds it).
+//!
+//! Code the student's crate must not have at all, such as the solution's
+//! lock-free fast paths, which would answer for the student's code without
+//! calling it, sits in a `// BEGIN SOLUTION ONLY: why` ... `// END SOLUTION
+//! ONLY` block (its `// STARTER:` lines, if any, are what the starter gets
+//! instead), and a whole file is left out by a `// SOLUTION ONLY FILE: why`
+//! line.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -40,6 +47,10 @@ pub const STARTER_CRATE: &str = "retry_breaker_starter";
 const BEGIN: &str = "// BEGIN TODO(";
 const STANDIN: &str = "// STARTER:";
 const END: &str = "// END TODO";
+const BEGIN_SOLUTION: &str = "// BEGIN SOLUTION ONLY";
+const END_SOLUTION: &str = "// END SOLUTION ONLY";
+/// Marks a file the starter does not get at all.
+pub const SOLUTION_FILE: &str = "// SOLUTION ONLY FILE";
 
 /// Lints silenced in the starter only: the cut-out bodies leave parameters
 /// unused and code after a `todo!()` unreachable, which is expected there.
@@ -54,11 +65,28 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
     let mut lines = source.lines().enumerate();
     while let Some((index, line)) = lines.next() {
         let trimmed = line.trim_start();
-        if trimmed.starts_with(STANDIN) || trimmed.starts_with(END) {
+        if trimmed.starts_with(STANDIN)
+            || trimmed.starts_with(END)
+            || trimmed.starts_with(END_SOLUTION)
+        {
             return Err(format!(
-                "{file}:{}: marker outside a TODO region",
+                "{file}:{}: marker outside a TODO or SOLUTION ONLY region",
                 index + 1
             ));
+        }
+        if trimmed.starts_with(BEGIN_SOLUTION) {
+            let indent = &line[..line.len() - trimmed.len()];
+            let kept = solution_only(file, index, &mut lines)?;
+            for code in kept {
+                let code = if code.is_empty() {
+                    code
+                } else {
+                    format!("{indent}{code}")
+                };
+                out.push_str(&code);
+                out.push('\n');
+            }
+            continue;
         }
         let Some(rest) = trimmed.strip_prefix(BEGIN) else {
             let line = line.replace(SOLUTION_CRATE, STARTER_CRATE);
@@ -147,6 +175,37 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
     Ok((out, todos))
 }
 
+/// Reads a SOLUTION ONLY block up to its end marker and returns what the
+/// starter gets instead: its `// STARTER:` lines. Every variant of the
+/// starter gets the same, even one whose every step is done: a student who
+/// finished the lab still has their own crate, not the solution's extras.
+fn solution_only<'a>(
+    file: &str,
+    start: usize,
+    lines: &mut impl Iterator<Item = (usize, &'a str)>,
+) -> Result<Vec<String>, String> {
+    let mut standin = Vec::new();
+    for (index, line) in lines.by_ref() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with(END_SOLUTION) {
+            return Ok(standin);
+        }
+        if trimmed.starts_with(BEGIN) || trimmed.starts_with(BEGIN_SOLUTION) {
+            return Err(format!(
+                "{file}:{}: regions do not nest in a SOLUTION ONLY block",
+                index + 1
+            ));
+        }
+        if let Some(code) = trimmed.strip_prefix(STANDIN) {
+            standin.push(code.strip_prefix(' ').unwrap_or(code).to_owned());
+        }
+    }
+    Err(format!(
+        "{file}:{}: a SOLUTION ONLY block is never closed",
+        start + 1
+    ))
+}
+
 fn parse_begin(rest: &str) -> Option<(u32, String)> {
     let (number, summary) = rest.split_once("):")?;
     let step = number.trim().parse().ok()?;
@@ -198,6 +257,9 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
     for name in names {
         let source = fs::read_to_string(solution_src.join(&name))
             .map_err(|e| format!("cannot read {name}: {e}"))?;
+        if source.lines().any(|line| line.trim_start().starts_with(SOLUTION_FILE)) {
+            continue;
+        }
         let (text, found) = cut(&name, &source, keep_below)?;
         let text = rustfmt(&text).map_err(|e| format!("{name}: {e}"))?;
         todos.extend(found.into_iter().map(|todo| locate(todo, &text)));
@@ -284,6 +346,30 @@ fn b() -> bool {
         assert!(out.contains("    true\n"));
         assert!(out.contains("todo!(\"TODO(2)"));
         assert_eq!(todos.len(), 1);
+    }
+
+    #[test]
+    fn leaves_solution_only_blocks_out_or_puts_their_standin_in() {
+        let source = "fn f() -> u32 {
+    // BEGIN SOLUTION ONLY: a fast path
+    if fast() {
+        return 1;
+    }
+    // END SOLUTION ONLY
+    // BEGIN SOLUTION ONLY: a field
+    let x = 2;
+    // STARTER: let x = 3;
+    // END SOLUTION ONLY
+    x
+}
+";
+        for keep_below in [0, u32::MAX] {
+            let (out, _) = cut("x.rs", source, keep_below).unwrap();
+            assert!(!out.contains("fast") && !out.contains("SOLUTION"), "{out}");
+            assert!(out.contains("    let x = 3;\n") && !out.contains("let x = 2"));
+        }
+        assert!(cut("x.rs", "// BEGIN SOLUTION ONLY: a\n", 0).is_err());
+        assert!(cut("x.rs", "// END SOLUTION ONLY\n", 0).is_err());
     }
 
     #[test]
