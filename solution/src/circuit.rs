@@ -91,21 +91,18 @@ impl Circuit {
             Mode::Closed { .. } => Ok(self.generation),
             Mode::Open { until } => {
                 let now = clock.now();
-                // BEGIN TODO(3): at or after the deadline, this attempt becomes the single probe (B4, B5)
+                // BEGIN TODO(2): before the deadline refuse, saying how long is left; from it on, this attempt is the single probe (B3, B4, B5)
                 if until.has_passed(now) {
                     self.enter(Mode::HalfOpen { probe_out: true }, now);
                     return Ok(self.generation);
                 }
-                // STARTER:
-                // END TODO
-                // BEGIN TODO(2): refuse the attempt, saying how much of the cooldown is left (B3)
                 Err(Rejected::Open {
                     remaining: until.remaining(now),
                 })
                 // END TODO
             }
             Mode::HalfOpen { probe_out } => {
-                // BEGIN TODO(3): admit a probe only if none is in flight (B5)
+                // BEGIN TODO(2): admit a probe only if none is in flight (B5)
                 if probe_out {
                     return Err(Rejected::ProbeInFlight);
                 }
@@ -118,9 +115,12 @@ impl Circuit {
 
     /// Counts a success reported by an attempt admitted in `generation`.
     pub(crate) fn on_success(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
+        // BEGIN TODO(3): a success from an older generation changes nothing, and says so (B6, B9)
         if self.is_stale(generation) {
             return Recorded::Stale;
         }
+        // STARTER:
+        // END TODO
         match self.mode {
             Mode::Closed { .. } => {
                 // BEGIN TODO(1): a success resets the consecutive-failure count (B2)
@@ -128,7 +128,7 @@ impl Circuit {
                 // END TODO
             }
             Mode::HalfOpen { .. } => {
-                // BEGIN TODO(3): a successful probe closes the circuit with a clean count (B5)
+                // BEGIN TODO(2): a successful probe closes the circuit with a clean count (B5)
                 self.enter(Mode::Closed { failures: 0 }, clock.now());
                 // END TODO
             }
@@ -141,9 +141,12 @@ impl Circuit {
 
     /// Counts a failure reported by an attempt admitted in `generation`.
     pub(crate) fn on_failure(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
+        // BEGIN TODO(3): a failure from an older generation changes nothing, and says so (B6, B9)
         if self.is_stale(generation) {
             return Recorded::Stale;
         }
+        // STARTER:
+        // END TODO
         match self.mode {
             Mode::Closed { failures } => {
                 // BEGIN TODO(1): count the failure; at the threshold, open until now + cooldown (B2)
@@ -156,7 +159,7 @@ impl Circuit {
                 // END TODO
             }
             Mode::HalfOpen { .. } => {
-                // BEGIN TODO(3): a failed probe reopens the circuit for a whole new cooldown (B5)
+                // BEGIN TODO(2): a failed probe reopens the circuit for a whole new cooldown (B5)
                 self.trip(clock.now());
                 // END TODO
             }
@@ -170,7 +173,7 @@ impl Circuit {
     /// is counted; a probe only hands its slot back so the next attempt can
     /// probe instead.
     pub(crate) fn abandon(&mut self, generation: Generation) {
-        // BEGIN TODO(5): a current probe gives its slot back; anything else changes nothing (B7)
+        // BEGIN TODO(4): a current probe gives its slot back; anything else changes nothing (B7)
         if !self.is_stale(generation) && self.mode == (Mode::HalfOpen { probe_out: true }) {
             self.mode = Mode::HalfOpen { probe_out: false };
         }
@@ -184,7 +187,7 @@ impl Circuit {
 
     /// Whether an outcome from `generation` arrives too late to count (B6).
     fn is_stale(&self, generation: Generation) -> bool {
-        // BEGIN TODO(4): an outcome from an older generation must change nothing (B6)
+        // BEGIN TODO(3): has the circuit changed state since this generation? (B6)
         generation != self.generation
         // STARTER: false
         // END TODO

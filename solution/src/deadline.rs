@@ -24,7 +24,7 @@ impl Deadline {
 
     /// Whether the cooldown is over at `now`.
     pub(crate) fn has_passed(self, now: Duration) -> bool {
-        // BEGIN TODO(3): is the cooldown over? Reaching the deadline exactly counts (B4)
+        // BEGIN TODO(2): is the cooldown over? Reaching the deadline exactly counts (B4)
         match self {
             Deadline::At(at) => now >= at,
             Deadline::Never => false,

@@ -74,7 +74,7 @@ impl<'a, C: Clock> Permit<'a, C> {
 
 impl<C: Clock> Drop for Permit<'_, C> {
     fn drop(&mut self) {
-        // BEGIN TODO(5): dropped unreported: during a panic record a failure, otherwise abandon (B7)
+        // BEGIN TODO(4): dropped unreported: during a panic record a failure, otherwise abandon (B7)
         if std::thread::panicking() {
             self.breaker.record_failure(self.generation);
         } else {

@@ -91,25 +91,22 @@ impl Circuit {
             Mode::Closed { .. } => Ok(self.generation),
             Mode::Open { until } => {
                 let now = clock.now();
-                // TODO(3): at or after the deadline, this attempt becomes the single probe (B4, B5)
-                // (Skipped for now, so the earlier steps keep working.)
-                // TODO(2): refuse the attempt, saying how much of the cooldown is left (B3)
+                // TODO(2): before the deadline refuse, saying how long is left; from it on, this attempt is the single probe (B3, B4, B5)
                 todo!(
-                    "TODO(2): refuse the attempt, saying how much of the cooldown is left (B3); see LAB.md, step 2"
+                    "TODO(2): before the deadline refuse, saying how long is left; from it on, this attempt is the single probe (B3, B4, B5); see LAB.md, step 2"
                 )
             }
             Mode::HalfOpen { probe_out } => {
-                // TODO(3): admit a probe only if none is in flight (B5)
-                todo!("TODO(3): admit a probe only if none is in flight (B5); see LAB.md, step 3")
+                // TODO(2): admit a probe only if none is in flight (B5)
+                todo!("TODO(2): admit a probe only if none is in flight (B5); see LAB.md, step 2")
             }
         }
     }
 
     /// Counts a success reported by an attempt admitted in `generation`.
     pub(crate) fn on_success(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
-        if self.is_stale(generation) {
-            return Recorded::Stale;
-        }
+        // TODO(3): a success from an older generation changes nothing, and says so (B6, B9)
+        // (Skipped for now, so the earlier steps keep working.)
         match self.mode {
             Mode::Closed { .. } => {
                 // TODO(1): a success resets the consecutive-failure count (B2)
@@ -118,9 +115,9 @@ impl Circuit {
                 )
             }
             Mode::HalfOpen { .. } => {
-                // TODO(3): a successful probe closes the circuit with a clean count (B5)
+                // TODO(2): a successful probe closes the circuit with a clean count (B5)
                 todo!(
-                    "TODO(3): a successful probe closes the circuit with a clean count (B5); see LAB.md, step 3"
+                    "TODO(2): a successful probe closes the circuit with a clean count (B5); see LAB.md, step 2"
                 )
             }
             // Admitting an attempt into an open circuit moves it to HALF-OPEN
@@ -132,9 +129,8 @@ impl Circuit {
 
     /// Counts a failure reported by an attempt admitted in `generation`.
     pub(crate) fn on_failure(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
-        if self.is_stale(generation) {
-            return Recorded::Stale;
-        }
+        // TODO(3): a failure from an older generation changes nothing, and says so (B6, B9)
+        // (Skipped for now, so the earlier steps keep working.)
         match self.mode {
             Mode::Closed { failures } => {
                 // TODO(1): count the failure; at the threshold, open until now + cooldown (B2)
@@ -143,9 +139,9 @@ impl Circuit {
                 )
             }
             Mode::HalfOpen { .. } => {
-                // TODO(3): a failed probe reopens the circuit for a whole new cooldown (B5)
+                // TODO(2): a failed probe reopens the circuit for a whole new cooldown (B5)
                 todo!(
-                    "TODO(3): a failed probe reopens the circuit for a whole new cooldown (B5); see LAB.md, step 3"
+                    "TODO(2): a failed probe reopens the circuit for a whole new cooldown (B5); see LAB.md, step 2"
                 )
             }
             Mode::Open { .. } => return Recorded::Stale,
@@ -158,9 +154,9 @@ impl Circuit {
     /// is counted; a probe only hands its slot back so the next attempt can
     /// probe instead.
     pub(crate) fn abandon(&mut self, generation: Generation) {
-        // TODO(5): a current probe gives its slot back; anything else changes nothing (B7)
+        // TODO(4): a current probe gives its slot back; anything else changes nothing (B7)
         todo!(
-            "TODO(5): a current probe gives its slot back; anything else changes nothing (B7); see LAB.md, step 5"
+            "TODO(4): a current probe gives its slot back; anything else changes nothing (B7); see LAB.md, step 4"
         )
     }
 
@@ -171,7 +167,7 @@ impl Circuit {
 
     /// Whether an outcome from `generation` arrives too late to count (B6).
     fn is_stale(&self, generation: Generation) -> bool {
-        // TODO(4): an outcome from an older generation must change nothing (B6)
+        // TODO(3): has the circuit changed state since this generation? (B6)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         false
     }

@@ -24,9 +24,9 @@ impl Deadline {
 
     /// Whether the cooldown is over at `now`.
     pub(crate) fn has_passed(self, now: Duration) -> bool {
-        // TODO(3): is the cooldown over? Reaching the deadline exactly counts (B4)
+        // TODO(2): is the cooldown over? Reaching the deadline exactly counts (B4)
         todo!(
-            "TODO(3): is the cooldown over? Reaching the deadline exactly counts (B4); see LAB.md, step 3"
+            "TODO(2): is the cooldown over? Reaching the deadline exactly counts (B4); see LAB.md, step 2"
         )
     }
 

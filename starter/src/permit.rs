@@ -74,7 +74,7 @@ impl<'a, C: Clock> Permit<'a, C> {
 
 impl<C: Clock> Drop for Permit<'_, C> {
     fn drop(&mut self) {
-        // TODO(5): dropped unreported: during a panic record a failure, otherwise abandon (B7)
+        // TODO(4): dropped unreported: during a panic record a failure, otherwise abandon (B7)
         // (Skipped for now, so the earlier steps keep working.)
     }
 }

@@ -10,10 +10,9 @@
 mod support;
 
 mod step1_closed;
-mod step2_open;
-mod step3_half_open;
-mod step4_generations;
-mod step5_panics_and_drops;
+mod step2_open_and_half_open;
+mod step3_generations;
+mod step4_panics_and_drops;
 mod step6_retry;
 mod step7_cancellation;
 mod step8_worked_example;

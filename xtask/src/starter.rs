@@ -257,7 +257,10 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
     for name in names {
         let source = fs::read_to_string(solution_src.join(&name))
             .map_err(|e| format!("cannot read {name}: {e}"))?;
-        if source.lines().any(|line| line.trim_start().starts_with(SOLUTION_FILE)) {
+        if source
+            .lines()
+            .any(|line| line.trim_start().starts_with(SOLUTION_FILE))
+        {
             continue;
         }
         let (text, found) = cut(&name, &source, keep_below)?;

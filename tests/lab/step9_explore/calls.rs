@@ -332,7 +332,7 @@ pub fn check(case: &Interleaving) -> Result<(), String> {
                         let probes = w.in_flight.iter().filter(|g| **g == Some(generation)).count();
                         if probes >= 1 {
                             w.violation.get_or_insert(format!(
-                                "call #{k} attempt {attempt} is a second probe in flight (B5, TODO(3))"
+                                "call #{k} attempt {attempt} is a second probe in flight (B5, TODO(2))"
                             ));
                         }
                     }

@@ -86,7 +86,7 @@ impl Model {
                     self.enter(Mode::HalfOpen { probe_out: true });
                     (
                         Ok(self.generation),
-                        "B4: the first attempt at or after the deadline is the probe, TODO(3)",
+                        "B4: the first attempt at or after the deadline is the probe, TODO(2)",
                     )
                 }
                 _ => (
@@ -98,13 +98,13 @@ impl Model {
             },
             Mode::HalfOpen { probe_out: true } => (
                 Err(Rejected::ProbeInFlight),
-                "B5: one probe at a time, TODO(3)",
+                "B5: one probe at a time, TODO(2)",
             ),
             Mode::HalfOpen { probe_out: false } => {
                 self.mode = Mode::HalfOpen { probe_out: true };
                 (
                     Ok(self.generation),
-                    "B7: a probe slot given back is free for the next attempt, TODO(5)",
+                    "B7: a probe slot given back is free for the next attempt, TODO(4)",
                 )
             }
         }
@@ -115,7 +115,7 @@ impl Model {
         if generation != self.generation {
             return (
                 Recorded::Stale,
-                "B6: an outcome from an older generation changes nothing, TODO(4)",
+                "B6: an outcome from an older generation changes nothing, TODO(3)",
             );
         }
         match (self.mode, success) {
@@ -140,14 +140,14 @@ impl Model {
                 self.enter(Mode::Closed { failures: 0 });
                 (
                     Recorded::Counted,
-                    "B5: a successful probe closes the circuit, TODO(3)",
+                    "B5: a successful probe closes the circuit, TODO(2)",
                 )
             }
             (Mode::HalfOpen { .. }, false) => {
                 self.trip();
                 (
                     Recorded::Counted,
-                    "B5: a failed probe reopens for a new cooldown, TODO(3)",
+                    "B5: a failed probe reopens for a new cooldown, TODO(2)",
                 )
             }
             (Mode::Open { .. }, _) => {
@@ -161,7 +161,7 @@ impl Model {
         if generation == self.generation && self.mode == (Mode::HalfOpen { probe_out: true }) {
             self.mode = Mode::HalfOpen { probe_out: false };
         }
-        "B7: a dropped permit records nothing; a current probe gives its slot back, TODO(5)"
+        "B7: a dropped permit records nothing; a current probe gives its slot back, TODO(4)"
     }
 
     fn state_remaining(&self) -> Duration {

@@ -134,7 +134,7 @@ fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op
                 description: format!(
                     "caller #{caller} panics holding {name}: a failure, {recorded:?}"
                 ),
-                rule: "B7: a panic while holding a permit counts as a failure (subject to B6), TODO(5)",
+                rule: "B7: a panic while holding a permit counts as a failure (subject to B6), TODO(4)",
                 recorded: Some(recorded),
                 ..Step::default()
             }
@@ -297,7 +297,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
         {
             return fail(
                 format!("a stale outcome changed the breaker from {before} to {state}"),
-                "B6: stale outcomes change nothing, TODO(4)",
+                "B6: stale outcomes change nothing, TODO(3)",
             );
         }
         // Never more than one probe out: in HALF-OPEN, every permit of the
@@ -308,7 +308,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
             if probes > 1 {
                 return fail(
                     format!("{probes} probes are out at once"),
-                    "B5: one probe at a time, TODO(3)",
+                    "B5: one probe at a time, TODO(2)",
                 );
             }
         }

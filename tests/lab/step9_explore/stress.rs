@@ -162,7 +162,7 @@ fn b5_b8_threads_hammering_one_breaker_never_see_two_probes_or_a_deadlock() {
             let most = counters.most_probes_at_once.load(Ordering::SeqCst);
             assert!(
                 most <= 1,
-                "{most} probes were in flight at once (B5, TODO(3))"
+                "{most} probes were in flight at once (B5, TODO(2))"
             );
             assert!(
                 counters.probes.load(Ordering::SeqCst) > 0,

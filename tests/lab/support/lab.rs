@@ -63,7 +63,7 @@ impl Lab {
     /// need one, so a missing probe names the TODO that admits it.
     pub fn probe(&self) -> Permit<'_, ManualClock> {
         self.breaker.try_acquire().expect(
-            "TODO(3): the first attempt at or after the deadline must be admitted as the probe",
+            "TODO(2): the first attempt at or after the deadline must be admitted as the probe",
         )
     }
 

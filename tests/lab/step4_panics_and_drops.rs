@@ -1,5 +1,5 @@
-//! Step 5, panics and drops: a permit is a guard that cleans up after
-//! itself (TODO(5); rule B7).
+//! Step 4, panics and drops: a permit is a guard that cleans up after
+//! itself (TODO(4); rule B7).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -7,7 +7,7 @@ use retry_breaker::{Phase, State};
 
 use crate::support::{Lab, ms};
 
-const DROP_TODO: &str = "TODO(5): a permit dropped unreported must clean up after itself (B7)";
+const DROP_TODO: &str = "TODO(4): a permit dropped unreported must clean up after itself (B7)";
 
 /// Panics while holding a permit, the way a task would, and catches it.
 fn panic_holding_permit(lab: &Lab) {
@@ -15,7 +15,7 @@ fn panic_holding_permit(lab: &Lab) {
         let _permit = lab.breaker.try_acquire().expect("admitted");
         panic!("the dependency client blew up");
     }));
-    assert!(caught.is_err(), "TODO(5): the panic must reach the caller");
+    assert!(caught.is_err(), "TODO(4): the panic must reach the caller");
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn b7_a_panicking_probe_reopens_the_circuit_and_the_next_cooldown_ends_in_a_prob
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(5): the breaker must now be `State::Closed {{failures: 0}}`"
+        "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
     );
 }
 
@@ -87,7 +87,7 @@ fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(5): the breaker must now be `State::Closed {{failures: 0}}`"
+        "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
     );
 }
 
@@ -159,13 +159,13 @@ fn b7_a_stale_permit_dropped_in_a_panic_changes_nothing() {
         std::mem::forget(probe);
         panic!("unwinding with a stale permit");
     }));
-    assert!(caught.is_err(), "TODO(5): the panic must reach the caller");
+    assert!(caught.is_err(), "TODO(4): the panic must reach the caller");
     assert_eq!(
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
         },
-        "TODO(5): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
+        "TODO(4): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
 }
 
@@ -201,7 +201,7 @@ fn child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic() {
 #[test]
 fn b11_a_hook_that_panics_while_a_panic_unwinds_never_aborts_the_process() {
     crate::support::run_child(
-        "step5_panics_and_drops::child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic",
+        "step4_panics_and_drops::child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic",
     );
 }
 
@@ -215,7 +215,7 @@ fn b7_a_permit_held_through_someone_elses_panic_still_counts_as_a_failure() {
         let parse = |text: &str| text.parse::<u32>().expect("the caller's own bug");
         parse("not a number")
     }));
-    assert!(caught.is_err(), "TODO(5): the panic must reach the caller");
+    assert!(caught.is_err(), "TODO(4): the panic must reach the caller");
     assert_eq!(
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
@@ -244,7 +244,7 @@ fn b11_a_hook_that_panics_when_the_probe_is_admitted_hands_the_probe_slot_back()
     assert_eq!(
         crate::support::panic_message(&*payload),
         "the hook exploded",
-        "TODO(3): expected `crate::support::panic_message(&*payload)` to equal `\"the hook exploded\"`"
+        "TODO(2): expected `crate::support::panic_message(&*payload)` to equal `\"the hook exploded\"`"
     );
     assert_eq!(
         hooked.breaker.state(),
@@ -262,7 +262,7 @@ fn b11_a_hook_that_panics_when_the_probe_is_admitted_hands_the_probe_slot_back()
     assert_eq!(
         hooked.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
+        "TODO(2): the breaker must now be `State::Closed {{failures: 0}}`"
     );
 }
 

@@ -1,5 +1,5 @@
-//! Step 4, generations: an outcome from before the last transition is stale
-//! and changes nothing (TODO(4); rules B6, B9).
+//! Step 3, generations: an outcome from before the last transition is stale
+//! and changes nothing (TODO(3); rules B6, B9).
 
 use retry_breaker::{ManualClock, Permit, Recorded, State};
 
@@ -22,14 +22,14 @@ fn b6_a_stale_success_does_not_close_a_half_open_circuit() {
     assert_eq!(
         early.success(),
         Recorded::Stale,
-        "TODO(4): an outcome from an older generation must be reported as stale (B6, B9)"
+        "TODO(3): an outcome from an older generation must be reported as stale (B6, B9)"
     );
     assert_eq!(
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
         },
-        "TODO(4): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
+        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
 }
@@ -42,20 +42,20 @@ fn b6_a_stale_failure_does_not_reopen_a_half_open_circuit() {
     assert_eq!(
         early.failure(),
         Recorded::Stale,
-        "TODO(4): stale outcomes change nothing (B6)"
+        "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_eq!(
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
         },
-        "TODO(4): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
+        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
+        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
     );
 }
 
@@ -67,12 +67,12 @@ fn b6_a_stale_failure_does_not_count_against_a_reclosed_circuit() {
     assert_eq!(
         early.failure(),
         Recorded::Stale,
-        "TODO(4): stale outcomes change nothing (B6)"
+        "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
+        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
     );
 }
 
@@ -87,12 +87,12 @@ fn b6_a_stale_success_does_not_reset_the_count_of_a_reclosed_circuit() {
     assert_eq!(
         early.success(),
         Recorded::Stale,
-        "TODO(4): stale outcomes change nothing (B6)"
+        "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 1 },
-        "TODO(4): the breaker must now be `State::Closed {{failures: 1}}`"
+        "TODO(3): the breaker must now be `State::Closed {{failures: 1}}`"
     );
 }
 
@@ -109,27 +109,27 @@ fn b6_a_stale_outcome_while_open_changes_nothing() {
     assert_eq!(
         early.success(),
         Recorded::Stale,
-        "TODO(4): stale outcomes change nothing (B6)"
+        "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_eq!(
         late.failure(),
         Recorded::Stale,
-        "TODO(4): stale outcomes change nothing (B6)"
+        "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_eq!(
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
-        "TODO(4): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+        "TODO(3): the breaker must now be `State::Open {{remaining: ms(10)}}`"
     );
     assert_eq!(
         lab.breaker.generation(),
         generation,
-        "TODO(4): the generation must be `generation`"
+        "TODO(3): the generation must be `generation`"
     );
     assert_eq!(
         lab.transitions().len(),
         1,
-        "TODO(4): exactly 1 transition(s) so far"
+        "TODO(3): exactly 1 transition(s) so far"
     );
 }
 
@@ -144,18 +144,18 @@ fn b6_outcomes_stay_current_until_a_transition_happens() {
     assert_eq!(
         first.generation(),
         second.generation(),
-        "TODO(4): expected `first.generation()` to equal `second.generation()`"
+        "TODO(3): expected `first.generation()` to equal `second.generation()`"
     );
     assert_eq!(
         first.failure(),
         Recorded::Counted,
-        "TODO(4): expected `first.failure()` to equal `Recorded::Counted`"
+        "TODO(3): expected `first.failure()` to equal `Recorded::Counted`"
     );
     // This success resets a count of 1: a change of count, not of state.
     assert_eq!(
         second.success(),
         Recorded::Counted,
-        "TODO(4): expected `second.success()` to equal `Recorded::Counted`"
+        "TODO(3): expected `second.success()` to equal `Recorded::Counted`"
     );
     assert_eq!(
         third.failure(),
@@ -165,7 +165,7 @@ fn b6_outcomes_stay_current_until_a_transition_happens() {
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 1 },
-        "TODO(4): the breaker must now be `State::Closed {{failures: 1}}`"
+        "TODO(3): the breaker must now be `State::Closed {{failures: 1}}`"
     );
 }
 
@@ -248,7 +248,7 @@ fn b9_a_stale_report_says_so_and_changes_nothing_in_every_state() {
                 assert_eq!(
                     recorded,
                     Recorded::Stale,
-                    "TODO(4): at {stop:?} (generation {}), a {verdict} from generation {} is stale \
+                    "TODO(3): at {stop:?} (generation {}), a {verdict} from generation {} is stale \
                      and must say so (B6, B9)",
                     before.1.get(),
                     admitted.get()
@@ -260,7 +260,7 @@ fn b9_a_stale_report_says_so_and_changes_nothing_in_every_state() {
                         lab.transitions()
                     ),
                     before,
-                    "TODO(4): at {stop:?}, a stale {verdict} from generation {} changed the breaker \
+                    "TODO(3): at {stop:?}, a stale {verdict} from generation {} changed the breaker \
                      (B6: no count, no reset, no transition)",
                     admitted.get()
                 );
@@ -281,33 +281,33 @@ fn b6_a_stale_success_during_the_probe_leaves_the_probe_to_decide() {
         assert_eq!(
             early.success(),
             Recorded::Stale,
-            "TODO(4): the success from before the circuit opened is stale (B6)"
+            "TODO(3): the success from before the circuit opened is stale (B6)"
         );
         assert!(
             lab.breaker.try_acquire().is_err(),
-            "TODO(4): after a stale success the probe is still the only attempt let through (B5, B6)"
+            "TODO(3): after a stale success the probe is still the only attempt let through (B5, B6)"
         );
         if probe_succeeds {
             assert_eq!(
                 probe.success(),
                 Recorded::Counted,
-                "TODO(4): expected `probe.success()` to equal `Recorded::Counted`"
+                "TODO(3): expected `probe.success()` to equal `Recorded::Counted`"
             );
             assert_eq!(
                 lab.breaker.state(),
                 State::Closed { failures: 0 },
-                "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
+                "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
             );
         } else {
             assert_eq!(
                 probe.failure(),
                 Recorded::Counted,
-                "TODO(4): the probe is current and its failure counts (B9)"
+                "TODO(3): the probe is current and its failure counts (B9)"
             );
             assert_eq!(
                 lab.breaker.state(),
                 State::Open { remaining: ms(10) },
-                "TODO(4): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+                "TODO(3): the breaker must now be `State::Open {{remaining: ms(10)}}`"
             );
         }
     }

@@ -1,5 +1,6 @@
-//! Step 3, HALF-OPEN: after the cooldown, one probe decides (TODO(3); rules
-//! B1, B4, B5, B10).
+//! Step 2, OPEN and HALF-OPEN: refuse attempts until the deadline without
+//! counting anything, then let one probe decide (TODO(2); rules B1, B3, B4,
+//! B5, B8, B9, B10).
 
 use std::time::Duration;
 
@@ -8,7 +9,7 @@ use retry_breaker::{Phase, Recorded, Rejected, State};
 use crate::support::{Lab, ms};
 
 const NOT_YET: &str =
-    "TODO(3): the first attempt at or after the deadline must be admitted as the probe";
+    "TODO(2): the first attempt at or after the deadline must be admitted as the probe";
 
 #[test]
 fn b4_the_first_attempt_exactly_at_the_deadline_becomes_the_probe() {
@@ -21,18 +22,18 @@ fn b4_the_first_attempt_exactly_at_the_deadline_becomes_the_probe() {
         State::HalfOpen {
             probe_in_flight: true
         },
-        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
+        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     let last = *lab.transitions().last().unwrap();
     assert_eq!(
         (last.from, last.to, last.at),
         (Phase::Open, Phase::HalfOpen, ms(10)),
-        "TODO(3): expected `(last.from, last.to, last.at)` to equal `(Phase::Open, Phase::HalfOpen, ms(10))`"
+        "TODO(2): expected `(last.from, last.to, last.at)` to equal `(Phase::Open, Phase::HalfOpen, ms(10))`"
     );
     assert_eq!(
         probe.generation(),
         lab.breaker.generation(),
-        "TODO(3): expected `probe.generation()` to equal `lab.breaker.generation()`"
+        "TODO(2): expected `probe.generation()` to equal `lab.breaker.generation()`"
     );
     probe.success();
 }
@@ -48,7 +49,7 @@ fn b4_an_attempt_long_after_the_deadline_also_becomes_the_probe() {
         State::HalfOpen {
             probe_in_flight: true
         },
-        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
+        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
 }
@@ -66,19 +67,19 @@ fn b4_the_cooldown_is_lazy_nothing_happens_until_an_attempt_asks() {
         State::Open {
             remaining: Duration::ZERO
         },
-        "TODO(3): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
+        "TODO(2): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
     );
     assert_eq!(
         lab.breaker.state(),
         State::Open {
             remaining: Duration::ZERO
         },
-        "TODO(3): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
+        "TODO(2): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
     );
     assert_eq!(
         lab.breaker.generation(),
         generation,
-        "TODO(3): the generation must be `generation`"
+        "TODO(2): the generation must be `generation`"
     );
     assert_eq!(lab.transitions().len(), 1, "only CLOSED -> OPEN so far");
     // The transition happens when an attempt asks, stamped with that time.
@@ -86,12 +87,12 @@ fn b4_the_cooldown_is_lazy_nothing_happens_until_an_attempt_asks() {
     assert_eq!(
         lab.transitions().len(),
         2,
-        "TODO(3): exactly 2 transition(s) so far"
+        "TODO(2): exactly 2 transition(s) so far"
     );
     assert_eq!(
         lab.transitions()[1].at,
         ms(50),
-        "TODO(3): expected `lab.transitions()[1].at` to equal `ms(50)`"
+        "TODO(2): expected `lab.transitions()[1].at` to equal `ms(50)`"
     );
     probe.failure();
 }
@@ -106,20 +107,20 @@ fn b5_only_one_probe_at_a_time_every_other_attempt_is_refused() {
         assert_eq!(
             lab.breaker.try_acquire().unwrap_err(),
             Rejected::ProbeInFlight,
-            "TODO(3): while the probe is out, other attempts are refused (B5)"
+            "TODO(2): while the probe is out, other attempts are refused (B5)"
         );
     }
     assert_eq!(
         Rejected::ProbeInFlight.remaining(),
         Duration::ZERO,
-        "TODO(3): expected `Rejected::ProbeInFlight.remaining()` to equal `Duration::ZERO`"
+        "TODO(2): expected `Rejected::ProbeInFlight.remaining()` to equal `Duration::ZERO`"
     );
     assert_eq!(
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: true
         },
-        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
+        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
 }
@@ -133,20 +134,20 @@ fn b5_a_successful_probe_closes_the_circuit_with_a_clean_count() {
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
+        "TODO(2): the breaker must now be `State::Closed {{failures: 0}}`"
     );
     let last = *lab.transitions().last().unwrap();
     assert_eq!(
         (last.from, last.to),
         (Phase::HalfOpen, Phase::Closed),
-        "TODO(3): expected `(last.from, last.to)` to equal `(Phase::HalfOpen, Phase::Closed)`"
+        "TODO(2): expected `(last.from, last.to)` to equal `(Phase::HalfOpen, Phase::Closed)`"
     );
     // A clean count: one failure does not reopen a threshold-2 circuit.
     lab.breaker.try_acquire().unwrap().failure();
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 1 },
-        "TODO(3): the breaker must now be `State::Closed {{failures: 1}}`"
+        "TODO(2): the breaker must now be `State::Closed {{failures: 1}}`"
     );
 }
 
@@ -167,13 +168,13 @@ fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
     assert_eq!(
         (last.from, last.to, last.at),
         (Phase::HalfOpen, Phase::Open, ms(13)),
-        "TODO(3): expected `(last.from, last.to, last.at)` to equal `(Phase::HalfOpen, Phase::Open, ms(13))`"
+        "TODO(2): expected `(last.from, last.to, last.at)` to equal `(Phase::HalfOpen, Phase::Open, ms(13))`"
     );
     lab.advance(ms(9));
     assert_eq!(
         lab.breaker.try_acquire().unwrap_err(),
         Rejected::Open { remaining: ms(1) },
-        "TODO(3): expected `lab.breaker.try_acquire().unwrap_err()` to equal `Rejected::Open {{remaining: ms(1)}}`"
+        "TODO(2): expected `lab.breaker.try_acquire().unwrap_err()` to equal `Rejected::Open {{remaining: ms(1)}}`"
     );
     lab.advance(ms(1));
     lab.breaker
@@ -183,7 +184,7 @@ fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
+        "TODO(2): the breaker must now be `State::Closed {{failures: 0}}`"
     );
 }
 
@@ -197,7 +198,7 @@ fn b1_with_a_zero_cooldown_the_next_attempt_is_the_probe() {
         State::HalfOpen {
             probe_in_flight: true
         },
-        "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
+        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.failure();
     assert_eq!(
@@ -205,7 +206,7 @@ fn b1_with_a_zero_cooldown_the_next_attempt_is_the_probe() {
         State::Open {
             remaining: Duration::ZERO
         },
-        "TODO(3): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
+        "TODO(2): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
     );
 }
 
@@ -219,7 +220,7 @@ fn b1_a_huge_cooldown_that_still_fits_ends_when_the_clock_gets_there() {
         State::Open {
             remaining: Duration::MAX - ms(5)
         },
-        "TODO(3): the breaker must now be `State::Open {{remaining: Duration::MAX - ms(5)}}`"
+        "TODO(2): the breaker must now be `State::Open {{remaining: Duration::MAX - ms(5)}}`"
     );
     lab.advance(Duration::MAX);
     lab.breaker.try_acquire().expect(NOT_YET).success();
@@ -241,12 +242,12 @@ fn b5_every_transition_starts_a_new_generation() {
     assert_eq!(
         generations,
         [1, 2, 3, 4, 5],
-        "TODO(3): expected `generations` to equal `[1, 2, 3, 4, 5]`"
+        "TODO(2): expected `generations` to equal `[1, 2, 3, 4, 5]`"
     );
     assert_eq!(
         lab.breaker.generation().get(),
         5,
-        "TODO(3): expected `lab.breaker.generation().get()` to equal `5`"
+        "TODO(2): expected `lab.breaker.generation().get()` to equal `5`"
     );
 }
 
@@ -267,7 +268,7 @@ fn b9_a_probe_report_counts_whichever_way_it_goes() {
         assert_eq!(
             recorded,
             Recorded::Counted,
-            "TODO(3): the probe's {} is current and decides (B5, B9)",
+            "TODO(2): the probe's {} is current and decides (B5, B9)",
             if success { "success" } else { "failure" }
         );
     }
@@ -306,15 +307,140 @@ fn b8_the_hook_sees_every_transition_around_a_probe_once_and_complete() {
                     (Phase::Open, Phase::HalfOpen, ms(20), half_open),
                     (Phase::HalfOpen, Phase::Closed, ms(20), closed),
                 ],
-                "TODO(3): each transition reaches the hook once, after it is complete (B8)"
+                "TODO(2): each transition reaches the hook once, after it is complete (B8)"
             );
             for seen in hooked.seen() {
                 assert_eq!(
                     seen.generation,
                     Some(seen.transition.generation.get()),
-                    "TODO(3): expected `seen.generation` to equal `Some(seen.transition.generation.get())`"
+                    "TODO(2): expected `seen.generation` to equal `Some(seen.transition.generation.get())`"
                 );
             }
+        },
+    );
+}
+
+// --- OPEN refuses, and says for how long (B3) ---
+
+#[test]
+fn b3_an_open_circuit_refuses_attempts_and_says_how_long_is_left() {
+    let lab = Lab::new(2, ms(10));
+    lab.trip();
+    lab.advance(ms(5));
+    let rejection = lab.breaker.try_acquire().unwrap_err();
+    assert_eq!(
+        rejection,
+        Rejected::Open { remaining: ms(5) },
+        "TODO(2): expected `rejection` to equal `Rejected::Open {{remaining: ms(5)}}`"
+    );
+    assert_eq!(
+        rejection.remaining(),
+        ms(5),
+        "TODO(2): expected `rejection.remaining()` to equal `ms(5)`"
+    );
+}
+
+#[test]
+fn b3_the_refusal_holds_until_the_last_instant_before_the_deadline() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(10) - Duration::from_nanos(1));
+    assert_eq!(
+        lab.breaker.try_acquire().unwrap_err(),
+        Rejected::Open {
+            remaining: Duration::from_nanos(1)
+        },
+        "TODO(2): expected `lab.breaker.try_acquire().unwrap_err()` to equal `Rejected::Open {{remaining: Duration::from_nanos(1)}}`"
+    );
+}
+
+#[test]
+fn b3_refusals_change_no_count_no_deadline_and_no_generation() {
+    let lab = Lab::new(2, ms(10));
+    lab.trip();
+    let generation = lab.breaker.generation();
+    for left in [8, 6, 4] {
+        lab.advance(ms(2));
+        assert_eq!(
+            lab.breaker.try_acquire().unwrap_err(),
+            Rejected::Open {
+                remaining: ms(left)
+            },
+            "the deadline stays where the failure put it"
+        );
+    }
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(4) },
+        "TODO(2): the breaker must now be `State::Open {{remaining: ms(4)}}`"
+    );
+    assert_eq!(
+        lab.breaker.generation(),
+        generation,
+        "TODO(2): the generation must be `generation`"
+    );
+    assert_eq!(
+        lab.transitions().len(),
+        1,
+        "TODO(2): exactly 1 transition(s) so far"
+    );
+}
+
+#[test]
+fn b3_the_refusal_explains_itself_in_a_sentence() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(4));
+    let message = lab.breaker.try_acquire().unwrap_err().to_string();
+    assert!(message.contains("open"), "{message}");
+    assert!(
+        message.contains("6ms"),
+        "the message should give the time left: {message}"
+    );
+}
+
+#[test]
+fn b1_a_cooldown_too_long_to_represent_refuses_for_good() {
+    let lab = Lab::new(1, Duration::MAX);
+    lab.advance(ms(1));
+    lab.trip();
+    lab.advance(Duration::MAX);
+    let rejection = lab.breaker.try_acquire().unwrap_err();
+    assert_eq!(
+        rejection,
+        Rejected::Open {
+            remaining: Duration::MAX
+        },
+        "TODO(2): expected `rejection` to equal `Rejected::Open {{remaining: Duration::MAX}}`"
+    );
+    assert!(rejection.to_string().contains("stays open"), "{rejection}");
+}
+
+#[test]
+fn b8_a_hook_may_even_ask_for_a_permit_and_report_on_it() {
+    crate::support::guard(
+        "the hook deadlocked calling the breaker: it must run after the lock is released (B8)",
+        Duration::from_secs(5),
+        || {
+            let hooked = crate::support::Hooked::new(1, ms(10), |breaker, transition| {
+                if transition.to == Phase::Open {
+                    assert!(
+                        breaker.try_acquire().is_err(),
+                        "TODO(2): inside the hook the circuit is already OPEN"
+                    );
+                }
+            });
+            hooked.trip();
+            assert_eq!(
+                hooked.breaker.state(),
+                State::Open { remaining: ms(10) },
+                "TODO(1): the breaker must now be `State::Open {{remaining: ms(10)}}`"
+            );
+            assert_eq!(
+                hooked.seen().len(),
+                1,
+                "TODO(2): a refusal is no transition"
+            );
         },
     );
 }
