@@ -35,6 +35,10 @@ test-solution step="":
 progress:
     cargo xtask progress
 
+# Stuck? One more hint for a step each time, from a nudge to nearly the answer; `just hint 3 reset` starts over (cargo: `cargo xtask hint 3`).
+hint step *reset:
+    @cargo xtask hint {{step}} {{reset}}
+
 # Instructors: prove each step's tests fail until that step is done, naming its TODO (cargo: `cargo xtask check-starter`).
 check-starter:
     cargo xtask check-starter

@@ -5,6 +5,7 @@ mod check_mistakes;
 mod check_starter;
 mod check_verdict;
 mod filter;
+mod hint;
 mod lab;
 mod progress;
 mod scoreboard;
@@ -25,8 +26,9 @@ commands:
   todos           list the TODOs in the order LAB.md teaches them
   test [STEP]     run the suite on the starter: failing tests by step, then a scoreboard
                   and where to start; with a STEP, that step's failures in full
-  filter [STEP]   print the test filter for a step, given as a number (3) or a name (half_open)
+  filter [STEP]   print the test filter for a step, given as a number (3) or a name (generations)
   progress        run the suite on the starter and print a scoreboard by step
+  hint STEP [reset]  one more hint for a step each time, from a nudge to nearly the answer
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
   check-verdict [RUNS]  judge one wrong student crate RUNS times by both routes: one verdict, no file written
   check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite";
@@ -56,6 +58,10 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         Some("check-starter") => check_starter::check_starter(),
         Some("check-mistakes") => check_mistakes::check_mistakes(args.get(1).map(String::as_str)),
         Some("check-verdict") => check_verdict::check_verdict(args.get(1).map(String::as_str)),
+        Some("hint") => hint::hint(
+            args.get(1).map(String::as_str),
+            args.get(2).map(String::as_str),
+        ),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     }

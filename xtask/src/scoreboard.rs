@@ -269,6 +269,11 @@ pub(crate) fn start_lines(
                     style.paint("31", &shorten(reason, reason_width))
                 ));
             }
+            if todo.is_some() {
+                lines.push(format!(
+                    "  stuck? `just hint {number}` gives a hint, one more each time"
+                ));
+            }
             lines
         }
     }

@@ -276,6 +276,7 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
                 "  your TODO: starter/src/circuit.rs:140  // TODO(1): count the failure",
                 "  first failing test: step1_closed::b1_zero",
                 "  it says: not yet implemented: TODO(1): count the failure; see LAB.md, step 1",
+                "  stuck? `just hint 1` gives a hint, one more each time",
             ]
         );
     }
@@ -305,6 +306,7 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
                 "  your TODO: starter/src/circuit.rs:95  // TODO(2): refuse the attempt",
                 "  first failing test: step2_open::b3_refuses",
                 "  it says: not yet implemented: TODO(2): refuse the attempt; see LAB.md, step 2",
+                "  stuck? `just hint 2` gives a hint, one more each time",
             ]
         );
     }

@@ -1,0 +1,125 @@
+//! `cargo xtask hint STEP [reset]`: one more hint for a step each time it
+//! runs, from a nudge to nearly the answer, as rustlings does.
+//!
+//! The hints live in `hints/stepN.md`, one `## Hint k` section each. How
+//! many a student has asked for is kept under `target/`, which git ignores,
+//! so asking never changes a tracked file.
+
+use std::fs;
+use std::path::Path;
+
+use crate::filter;
+use crate::root;
+
+pub(crate) fn hint(step: Option<&str>, reset: Option<&str>) -> Result<(), String> {
+    let Some(step) = step else {
+        return Err("usage: just hint STEP (a number, as in `just hint 3`, or a name)".to_owned());
+    };
+    let Some((number, name)) = filter::resolve(step)? else {
+        return Err("usage: just hint STEP (a number, as in `just hint 3`, or a name)".to_owned());
+    };
+    let root = root();
+    let file = root.join("hints").join(format!("step{number}.md"));
+    let Ok(text) = fs::read_to_string(&file) else {
+        return Err(format!(
+            "step {number} ({name}) has no TODO of its own, so it has no hints: its failures name \
+             the TODO to look at"
+        ));
+    };
+    let hints = sections(&text);
+    if hints.is_empty() {
+        return Err(format!("hints/step{number}.md has no `## Hint` sections"));
+    }
+    let seen_file = root.join("target/hints").join(format!("step{number}"));
+    if reset == Some("reset") {
+        let _ = fs::remove_file(&seen_file);
+        println!("Hints for step {number} start again from the first.");
+        return Ok(());
+    }
+    let seen = read_seen(&seen_file);
+    let shown = (seen + 1).min(hints.len());
+    for (index, hint) in hints.iter().take(shown).enumerate() {
+        let marker = if index + 1 == shown { ">>" } else { "  " };
+        println!(
+            "{marker} Hint {} of {} for step {number} ({name}):",
+            index + 1,
+            hints.len()
+        );
+        for line in hint.lines() {
+            println!("   {line}");
+        }
+        println!();
+    }
+    if shown < hints.len() {
+        println!("Run `just hint {number}` again for the next one.");
+    } else {
+        println!(
+            "That was the last hint for step {number}. LAB.md states the rules; the failing \
+             test's message says which one your code breaks. (`just hint {number} reset` starts over.)"
+        );
+    }
+    write_seen(&seen_file, shown)
+}
+
+/// The text of each `## Hint` section, in order.
+fn sections(markdown: &str) -> Vec<String> {
+    let mut hints: Vec<String> = Vec::new();
+    let mut current: Option<String> = None;
+    for line in markdown.lines() {
+        if line.starts_with("## ") {
+            hints.extend(current.take());
+            current = Some(String::new());
+        } else if let Some(text) = current.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    hints.extend(current);
+    hints
+        .into_iter()
+        .map(|hint| hint.trim().to_owned())
+        .filter(|hint| !hint.is_empty())
+        .collect()
+}
+
+fn read_seen(file: &Path) -> usize {
+    fs::read_to_string(file)
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn write_seen(file: &Path, seen: usize) -> Result<(), String> {
+    if let Some(dir) = file.parent() {
+        fs::create_dir_all(dir).map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
+    }
+    fs::write(file, seen.to_string()).map_err(|e| format!("cannot write {}: {e}", file.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_hint_section_is_one_hint() {
+        let text = "# Hints for step 9\n\n## Hint 1\nfirst\n\n## Hint 2\nsecond,\nin two lines\n";
+        assert_eq!(sections(text), ["first", "second,\nin two lines"]);
+        assert!(sections("# nothing here\n").is_empty());
+    }
+
+    #[test]
+    fn every_step_with_a_todo_has_hints() {
+        let todos = crate::starter::generate(&root().join("solution/src"), 0)
+            .expect("the solution's TODOs")
+            .todos;
+        for todo in todos {
+            let file = root().join(format!("hints/step{}.md", todo.step));
+            let text = fs::read_to_string(&file).unwrap_or_default();
+            assert!(
+                sections(&text).len() >= 2,
+                "{} needs at least two hints, from a nudge to nearly the answer",
+                file.display()
+            );
+        }
+    }
+}
