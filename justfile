@@ -75,6 +75,10 @@ demo which="solution":
 # Ours against recloser, failsafe and the hardware floor, then a table of
 # medians with each peer's ratio to ours (about a minute).
 
+# The tuning task: score your threshold, cooldown, attempts and backoff on the demo, e.g. `just tune threshold=2 attempts=3` (cargo: `cargo run -p retry-breaker-demo --bin tune -- threshold=2`).
+tune *settings:
+    cargo run --quiet -p retry-breaker-demo --bin tune -- {{settings}}
+
 # Benchmarks against peer crates; `just bench open` runs the matching rows only (cargo: `cargo bench -p retry-breaker-bench`).
 bench filter="":
     cargo bench -p retry-breaker-bench -- {{filter}}

@@ -15,6 +15,7 @@
 //! - [`timeline`] and [`report`]: what happened, and how it is printed.
 //! - [`scenarios`]: the scripted stories that `just demo` runs.
 //! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
+//! - [`tune`]: the tuning task that `just tune` scores.
 //!
 //! By default the demo runs on the reference solution; with the `starter`
 //! feature, the very same code runs on the student's crate, through the
@@ -37,4 +38,5 @@ pub mod report;
 pub mod scenarios;
 pub mod settlement;
 pub mod timeline;
+pub mod tune;
 pub mod unfinished;
