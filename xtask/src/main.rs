@@ -4,12 +4,16 @@
 mod check_mistakes;
 mod check_starter;
 mod filter;
+mod grade;
+mod held_back;
 mod lab;
 mod progress;
+mod report;
 mod scratch;
 mod starter;
 mod suite;
 mod sync;
+mod weights;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -23,7 +27,10 @@ commands:
   filter [STEP]   print the test filter for a step, given as a number (3) or a name (half_open)
   progress        run the suite on the starter and print a scoreboard by step
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
-  check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite";
+  check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite
+  grade [DIR] [--out OUT]
+                  score the starter (or DIR's, a student repository) by step, held-back tests included;
+                  writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,6 +41,7 @@ fn main() -> ExitCode {
         Some("progress") => progress::progress(),
         Some("check-starter") => check_starter::check_starter(),
         Some("check-mistakes") => check_mistakes::check_mistakes(args.get(1).map(String::as_str)),
+        Some("grade") => grade::grade(&args[1..]),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     };

@@ -78,6 +78,37 @@ pub fn run_lab(
     Ok(results)
 }
 
+/// The names of every test `run_lab` would run, from libtest's `--list`:
+/// what a run that stopped early never reported is still known.
+pub fn list_lab(
+    workspace: &Path,
+    target_dir: Option<&Path>,
+    extra: &[&str],
+) -> Result<Vec<String>, String> {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
+        .current_dir(workspace)
+        .args(["test", "--quiet", "--test", "lab"])
+        .args(extra)
+        .args(["--", "--list", "--format", "terse"])
+        .envs(STUDENT_ENV.iter().copied())
+        .env("CARGO_TERM_COLOR", "never");
+    if let Some(dir) = target_dir {
+        command.env("CARGO_TARGET_DIR", dir);
+    }
+    let output = command
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::to_owned)
+        .collect())
+}
+
 /// Reads libtest's plain output.
 pub fn parse(stdout: &str) -> Results {
     let mut results = Results::new();
