@@ -3,10 +3,12 @@
 
 mod check_mistakes;
 mod check_starter;
+mod export;
 mod filter;
 mod grade;
 mod held_back;
 mod lab;
+mod leak;
 mod progress;
 mod report;
 mod scratch;
@@ -28,6 +30,8 @@ commands:
   progress        run the suite on the starter and print a scoreboard by step
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
   check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite
+  export-student DIR
+                  write the student edition, without the answers, as a fresh git repository in DIR
   grade [DIR] [--out OUT]
                   score the starter (or DIR's, a student repository) by step, held-back tests included;
                   writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)";
@@ -41,6 +45,7 @@ fn main() -> ExitCode {
         Some("progress") => progress::progress(),
         Some("check-starter") => check_starter::check_starter(),
         Some("check-mistakes") => check_mistakes::check_mistakes(args.get(1).map(String::as_str)),
+        Some("export-student") => export::export_student(&args[1..]),
         Some("grade") => grade::grade(&args[1..]),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
