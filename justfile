@@ -78,6 +78,22 @@ bench filter="":
 check-mistakes only="":
     cargo xtask check-mistakes {{only}}
 
+# Instructors: write the student edition to DIR: the starter, the suite and LAB.md
+# without any answer, as a fresh git repository (cargo: `cargo xtask export-student DIR`).
+export-student dir:
+    cargo xtask export-student {{quote(dir)}}
+
+# Instructors: score a student's crate by step, held-back tests included: this
+# repository's starter, or that of a student repository at DIR; writes
+# target/grade/ (cargo: `cargo xtask grade [DIR] [--out OUT]`).
+grade *args:
+    cargo xtask grade {{args}}
+
+# Instructors: the whole course cycle: export, then grade the untouched starter,
+# the solution and one mistake (cargo: `cargo xtask check-export [MISTAKE]`).
+check-export mistake="":
+    cargo xtask check-export {{mistake}}
+
 # Instructors: mutation testing of the solution, judged by the shared suite
 # (configured in .cargo/mutants.toml; installs cargo-mutants if missing).
 mutants *args:
@@ -99,4 +115,4 @@ lint:
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync test-solution check-starter check-mistakes lint
+ci: check-sync test-solution check-starter check-mistakes check-export lint

@@ -1,6 +1,7 @@
 //! Project chores, in Rust so that nothing beyond cargo is needed:
 //! `cargo xtask <command>`.
 
+mod check_export;
 mod check_mistakes;
 mod check_starter;
 mod export;
@@ -34,7 +35,9 @@ commands:
                   write the student edition, without the answers, as a fresh git repository in DIR
   grade [DIR] [--out OUT]
                   score the starter (or DIR's, a student repository) by step, held-back tests included;
-                  writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)";
+                  writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)
+  check-export [MISTAKE]
+                  the whole cycle: export, then grade the untouched starter, the solution and one mistake";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,6 +50,7 @@ fn main() -> ExitCode {
         Some("check-mistakes") => check_mistakes::check_mistakes(args.get(1).map(String::as_str)),
         Some("export-student") => export::export_student(&args[1..]),
         Some("grade") => grade::grade(&args[1..]),
+        Some("check-export") => check_export::check_export(&args[1..]),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     };
