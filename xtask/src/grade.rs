@@ -2,8 +2,9 @@
 //! step, and writes the score for people and for course platforms.
 //!
 //! The suite always comes from this repository, never from the graded one:
-//! only the student's `starter/src` is taken from DIR, so a submission that
-//! edited its copy of the tests is graded by the real ones. Held-back tests
+//! only the student's `starter/src` is taken from DIR (or `src`, if DIR is a
+//! crate such as `solution`), so a submission that edited its copy of the
+//! tests is graded by the real ones. Held-back tests
 //! in `grading/held-back/` join the suite for the run; weights come from
 //! `grading/weights.toml`.
 //!
@@ -80,8 +81,8 @@ impl Grade {
 
 /// What to grade and where.
 pub struct Options {
-    /// A student repository whose `starter/src` is graded; `None` grades
-    /// this repository's own starter.
+    /// A student repository whose `starter/src` is graded (or a crate
+    /// folder, whose `src` is); `None` grades this repository's starter.
     pub student: Option<PathBuf>,
     /// Where the reports go.
     pub out: PathBuf,
@@ -90,6 +91,12 @@ pub struct Options {
 }
 
 const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT]";
+
+/// Grading runs the property tests from one fixed seed, so the same crate
+/// meets the same cases, and so the same failures, on every run. An
+/// instructor may grade with a seed of their own, kept from the students,
+/// by setting `PROPTEST_RNG_SEED`.
+const GRADING_SEED: &str = "20261129";
 
 /// The command: grades, writes the reports, prints the summary.
 pub(crate) fn grade(args: &[String]) -> Result<(), String> {
@@ -127,7 +134,7 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
 
 fn describe(student: Option<&Path>) -> String {
     match student {
-        Some(dir) => format!("the student crate in {}", dir.display()),
+        Some(dir) => format!("the crate in {}", dir.display()),
         None => "this repository's starter".to_owned(),
     }
 }
@@ -159,7 +166,9 @@ pub(crate) fn run(options: &Options) -> Result<Grade, String> {
         held_back: held_back.len(),
         build_error: None,
     };
-    let verdicts = match suite::run_lab(&workspace, Some(&options.target), &[]) {
+    let seed = std::env::var("PROPTEST_RNG_SEED").unwrap_or_else(|_| GRADING_SEED.to_owned());
+    let env = [("PROPTEST_RNG_SEED", seed.as_str())];
+    let verdicts = match suite::run_lab_with(&workspace, Some(&options.target), &[], &env) {
         Ok(results) => {
             let names = suite::list_lab(&workspace, Some(&options.target), &[])?;
             verdicts(&names, &results, &controls)
@@ -204,13 +213,16 @@ fn prepare(root: &Path, student: Option<&Path>, held_back: &[HeldBack]) -> Resul
     fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
     copy_suite_workspace(root, &workspace)?;
     if let Some(dir) = student {
-        let src = dir.join("starter/src");
-        if !src.is_dir() {
-            return Err(format!(
-                "{} has no starter/src: grade a student repository made by `just export-student`",
-                dir.display()
-            ));
-        }
+        // A student repository, or a crate of the same API (`solution`).
+        let src = [dir.join("starter/src"), dir.join("src")]
+            .into_iter()
+            .find(|src| src.join("lib.rs").is_file())
+            .ok_or_else(|| {
+                format!(
+                    "{} has neither starter/src/lib.rs nor src/lib.rs: grade a student repository made by `just export-student`",
+                    dir.display()
+                )
+            })?;
         let ours = workspace.join("starter/src");
         fs::remove_dir_all(&ours).map_err(|e| e.to_string())?;
         crate::scratch::copy_tree(&src, &ours)?;
@@ -249,7 +261,7 @@ fn verdicts(
                 reason: if passed {
                     String::new()
                 } else {
-                    suite::reason(&output)
+                    reason(&output)
                 },
                 detail: if passed {
                     String::new()
@@ -282,15 +294,58 @@ pub fn round(points: f64) -> f64 {
     (points * 100.0).round() / 100.0
 }
 
-/// A test's output without what changes between runs of the same failure.
+/// Why a test failed, in one line. A test whose threads hit several
+/// unfinished TODOs reports whichever panicked first, which varies from run
+/// to run; the lowest TODO it names does not, and is the one to do first.
+fn reason(output: &str) -> String {
+    let mut lines = output.lines().map(str::trim);
+    let mut messages = Vec::new();
+    while let Some(line) = lines.next() {
+        if line.starts_with("thread '") && line.contains("panicked at") {
+            messages.extend(lines.next().map(str::to_owned));
+        }
+    }
+    let lowest_todo = |message: &String| suite::todos_named(message).into_iter().min();
+    messages
+        .iter()
+        .filter(|message| lowest_todo(message).is_some())
+        .min_by_key(|message| lowest_todo(message))
+        .cloned()
+        .unwrap_or_else(|| suite::reason(output))
+}
+
+/// A test's output without what changes between runs of the same failure:
+/// thread ids, the backtrace hint, how often a message repeats (a property
+/// test prints one per case it tries while shrinking) and in which order
+/// threads panicked. The panic messages come first, lowest TODO first.
 fn stable(output: &str) -> String {
-    let kept: Vec<&str> = output
-        .lines()
-        .filter(|line| {
-            !line.starts_with("thread '") && !line.starts_with("note: run with `RUST_BACKTRACE")
-        })
-        .collect();
-    kept.join("\n").trim().to_owned()
+    let mut messages = std::collections::BTreeSet::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut rest = String::new();
+    let mut lines = output.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("thread '") && line.contains("panicked at") {
+            if let Some(message) = lines.next() {
+                let todo = suite::todos_named(message).into_iter().min();
+                messages.insert((todo.unwrap_or(u32::MAX), message.trim().to_owned()));
+            }
+        } else if line.starts_with("thread '") || line.starts_with("note: run with `RUST_BACKTRACE")
+        {
+            continue;
+        } else if line.trim().is_empty() {
+            // Dropped repeats leave runs of blank lines behind: keep one.
+            if !rest.is_empty() && !rest.ends_with("\n\n") {
+                rest.push('\n');
+            }
+        } else if seen.insert(line.trim().to_owned()) {
+            rest.push_str(line);
+            rest.push('\n');
+        }
+    }
+    let mut text: Vec<String> = messages.into_iter().map(|(_, message)| message).collect();
+    text.push(rest.trim().to_owned());
+    text.retain(|part| !part.is_empty());
+    text.join("\n\n")
 }
 
 /// The compiler's first error, with the lines that locate it.
@@ -346,6 +401,17 @@ mod tests {
         let scored = tests.iter().filter(|test| !test.control);
         assert_eq!(share(10.0, scored), 6.67);
         assert_eq!(share(10.0, [].iter()), 0.0);
+    }
+
+    #[test]
+    fn a_failure_names_its_lowest_todo_and_repeats_are_dropped() {
+        let output = "thread 'a' (1) panicked at x.rs:1:1:\nnot yet implemented: TODO(6): loop\n\nthread 'b' (2) panicked at x.rs:2:2:\nnot yet implemented: TODO(1): count\n\nthread 'c' (3) panicked at x.rs:2:2:\nnot yet implemented: TODO(1): count\n";
+        assert_eq!(reason(output), "not yet implemented: TODO(1): count");
+        assert_eq!(
+            stable(output),
+            "not yet implemented: TODO(1): count\n\nnot yet implemented: TODO(6): loop"
+        );
+        assert_eq!(reason("plain\n"), "plain");
     }
 
     #[test]

@@ -36,6 +36,16 @@ pub fn run_lab(
     target_dir: Option<&Path>,
     extra: &[&str],
 ) -> Result<Results, String> {
+    run_lab_with(workspace, target_dir, extra, &[])
+}
+
+/// [`run_lab`], with more environment variables (after [`STUDENT_ENV`]).
+pub fn run_lab_with(
+    workspace: &Path,
+    target_dir: Option<&Path>,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Results, String> {
     let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     command
         .current_dir(workspace)
@@ -43,6 +53,7 @@ pub fn run_lab(
         .args(extra)
         .args(["--", "--format", "pretty", "--test-threads", "2"])
         .envs(STUDENT_ENV.iter().copied())
+        .envs(env.iter().copied())
         .env("CARGO_TERM_COLOR", "never");
     if let Some(dir) = target_dir {
         command.env("CARGO_TARGET_DIR", dir);
