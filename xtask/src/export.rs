@@ -120,11 +120,10 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     put("Cargo.lock", &file("Cargo.lock")?)?;
     trim_lock(dir)?;
 
-    let answers = leak::not_given(
-        leak::answers(&root.join("solution/src"))?,
-        &root.join("starter/src"),
-    )?;
-    let leaks = leak::leaks(dir, &answers)?;
+    let answers = leak::answers(&root.join("solution/src"))?;
+    let total = answers.len();
+    let answers = leak::to_check(answers, &root.join("starter/src"))?;
+    let leaks = leak::leaks(dir, &answers.lines)?;
     if !leaks.is_empty() {
         return Err(format!(
             "the student edition in {} would reveal answers:\n  {}",
@@ -133,8 +132,13 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
         ));
     }
     println!(
-        "checked: none of the solution's {} lines of reference code, and no generator marker, is in the export",
-        answers.len()
+        "checked: the solution's TODO regions hold {total} lines of code; {} are too plain to \
+         count, {} are in the starter anyway, {} shown on purpose; none of the other {}, and no \
+         generator marker, is in the export",
+        answers.trivial,
+        answers.given,
+        answers.shown_on_purpose,
+        answers.lines.len()
     );
     commit(dir)
 }
