@@ -123,11 +123,13 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
     let grade = run(&options)?;
     write(&grade, &options.out)?;
     print!("{}", report::summary(&grade));
+    let out = std::env::current_dir()
+        .ok()
+        .and_then(|here| options.out.strip_prefix(here).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| options.out.clone());
     println!(
-        "Written: {}",
-        ["results.json", "junit.xml", "summary.txt"]
-            .map(|file| options.out.join(file).display().to_string())
-            .join(", ")
+        "Written to {}: results.json (Gradescope), junit.xml, summary.txt",
+        out.display()
     );
     Ok(())
 }
