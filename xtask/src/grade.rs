@@ -296,24 +296,53 @@ pub fn round(points: f64) -> f64 {
     (points * 100.0).round() / 100.0
 }
 
-/// Why a test failed, in one line. A test whose threads hit several
-/// unfinished TODOs reports whichever panicked first, which varies from run
-/// to run; the lowest TODO it names does not, and is the one to do first.
-fn reason(output: &str) -> String {
-    let mut lines = output.lines().map(str::trim);
-    let mut messages = Vec::new();
-    while let Some(line) = lines.next() {
-        if line.starts_with("thread '") && line.contains("panicked at") {
-            messages.extend(lines.next().map(str::to_owned));
+/// The panics in a test's output, each as its message's lines, in the
+/// order they were printed, and the other lines.
+fn panics(output: &str) -> (Vec<String>, Vec<&str>) {
+    let mut panics = Vec::new();
+    let mut other = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in output.lines() {
+        let starts_panic = line.starts_with("thread '") && line.contains("panicked at");
+        let ends_panic = starts_panic
+            || line.trim().is_empty()
+            || line.starts_with("thread '")
+            || line.starts_with("note: run with `RUST_BACKTRACE");
+        if ends_panic {
+            panics.extend(current.take().map(|lines| lines.join("\n")));
+        }
+        if starts_panic {
+            current = Some(Vec::new());
+        } else if let Some(lines) = current.as_mut() {
+            lines.push(line);
+        } else if !line.starts_with("thread '") && !line.starts_with("note: run with") {
+            other.push(line);
         }
     }
-    let lowest_todo = |message: &String| suite::todos_named(message).into_iter().min();
-    messages
+    panics.extend(current.map(|lines| lines.join("\n")));
+    (panics, other)
+}
+
+/// The lowest TODO a message names, if any.
+fn lowest_todo(message: &str) -> Option<u32> {
+    suite::todos_named(message).into_iter().min()
+}
+
+/// Why a test failed, in one line. A test whose threads hit several
+/// unfinished TODOs reports whichever panicked first, which varies from run
+/// to run; the lowest TODO named does not, and is the one to do first.
+/// Without a TODO, the last panic is the one that ended the test (earlier
+/// ones may be panics the test provokes on purpose).
+fn reason(output: &str) -> String {
+    let (panics, _) = panics(output);
+    let named = panics
         .iter()
         .filter(|message| lowest_todo(message).is_some())
-        .min_by_key(|message| lowest_todo(message))
-        .cloned()
-        .unwrap_or_else(|| suite::reason(output))
+        .min_by_key(|message| lowest_todo(message));
+    match named.or(panics.last()) {
+        Some(message) => message.lines().next().unwrap_or_default().trim().to_owned(),
+        None => suite::reason(output),
+    }
 }
 
 /// A test's output without what changes between runs of the same failure:
@@ -321,33 +350,28 @@ fn reason(output: &str) -> String {
 /// test prints one per case it tries while shrinking) and in which order
 /// threads panicked. The panic messages come first, lowest TODO first.
 fn stable(output: &str) -> String {
-    let mut messages = std::collections::BTreeSet::new();
+    let (panics, other) = panics(output);
+    let messages: std::collections::BTreeSet<(u32, String)> = panics
+        .into_iter()
+        .map(|message| (lowest_todo(&message).unwrap_or(u32::MAX), message))
+        .collect();
     let mut seen = std::collections::BTreeSet::new();
     let mut rest = String::new();
-    let mut lines = output.lines();
-    while let Some(line) = lines.next() {
-        if line.starts_with("thread '") && line.contains("panicked at") {
-            if let Some(message) = lines.next() {
-                let todo = suite::todos_named(message).into_iter().min();
-                messages.insert((todo.unwrap_or(u32::MAX), message.trim().to_owned()));
-            }
-        } else if line.starts_with("thread '") || line.starts_with("note: run with `RUST_BACKTRACE")
-        {
-            continue;
-        } else if line.trim().is_empty() {
+    for line in other {
+        if line.trim().is_empty() {
             // Dropped repeats leave runs of blank lines behind: keep one.
             if !rest.is_empty() && !rest.ends_with("\n\n") {
                 rest.push('\n');
             }
-        } else if seen.insert(line.trim().to_owned()) {
+        } else if seen.insert(line.trim()) {
             rest.push_str(line);
             rest.push('\n');
         }
     }
-    let mut text: Vec<String> = messages.into_iter().map(|(_, message)| message).collect();
-    text.push(rest.trim().to_owned());
-    text.retain(|part| !part.is_empty());
-    text.join("\n\n")
+    let mut parts: Vec<String> = messages.into_iter().map(|(_, message)| message).collect();
+    parts.push(rest.trim().to_owned());
+    parts.retain(|part| !part.trim().is_empty());
+    parts.join("\n\n")
 }
 
 /// The compiler's first error, with the lines that locate it.
@@ -414,6 +438,12 @@ mod tests {
             "not yet implemented: TODO(1): count\n\nnot yet implemented: TODO(6): loop"
         );
         assert_eq!(reason("plain\n"), "plain");
+        let provoked = "thread 'a' (1) panicked at x.rs:1:1:\nbackoff exploded\nthread 'a' (1) panicked at x.rs:2:2:\nassertion `left == right` failed\n  left: 1\n right: 2\n";
+        assert_eq!(reason(provoked), "assertion `left == right` failed");
+        assert_eq!(
+            stable(provoked),
+            "assertion `left == right` failed\n  left: 1\n right: 2\n\nbackoff exploded"
+        );
     }
 
     #[test]
