@@ -86,8 +86,8 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     };
 
     // The shared suite, untouched, and the student's crate.
-    copy_tree(&root.join("tests"), &dir.join("tests"))?;
-    copy_tree(&root.join("starter"), &dir.join("starter"))?;
+    copy_tracked(&root, "tests", &dir.join("tests"))?;
+    copy_tracked(&root, "starter", &dir.join("starter"))?;
     let lib = dir.join("starter/src/lib.rs");
     let text = fs::read_to_string(&lib).map_err(|e| e.to_string())?;
     fs::write(
@@ -102,7 +102,7 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     // The workspace around it: the façade with the starter alone, the demo
     // on the starter, the students' tools.
     put("Cargo.toml", &manifest(&file("Cargo.toml")?, Member::Root)?)?;
-    copy_tree(&root.join("demo/src"), &dir.join("demo/src"))?;
+    copy_tracked(&root, "demo/src", &dir.join("demo/src"))?;
     put(
         "demo/Cargo.toml",
         &manifest(&file("demo/Cargo.toml")?, Member::Demo)?,
@@ -116,7 +116,7 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     }
     put("grading/weights.toml", &file("grading/weights.toml")?)?;
     put("LAB.md", &handout(&file("LAB.md")?))?;
-    copy_tree(&root.join("student"), dir)?;
+    copy_tracked(&root, "student", dir)?;
     put("Cargo.lock", &file("Cargo.lock")?)?;
     trim_lock(dir)?;
 
@@ -141,6 +141,35 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
         answers.lines.len()
     );
     commit(dir)
+}
+
+/// Copies the files of `folder` that git tracks (with their working-tree
+/// contents) into `to`, so nothing a run left behind goes out: a pending
+/// snapshot, a proptest file from a failing run. Without git, the whole
+/// folder.
+fn copy_tracked(root: &Path, folder: &str, to: &Path) -> Result<(), String> {
+    let listed = Command::new("git")
+        .current_dir(root)
+        .args(["ls-files", "-z", "--", folder])
+        .output();
+    let files = match listed {
+        Ok(output) if output.status.success() && !output.stdout.is_empty() => output.stdout,
+        _ => return copy_tree(&root.join(folder), to),
+    };
+    for file in files
+        .split(|byte| *byte == 0)
+        .filter(|file| !file.is_empty())
+    {
+        let file = String::from_utf8_lossy(file).into_owned();
+        let inside = Path::new(&file)
+            .strip_prefix(folder)
+            .map_err(|e| e.to_string())?;
+        let target = to.join(inside);
+        fs::create_dir_all(target.parent().expect("a file has a folder"))
+            .map_err(|e| e.to_string())?;
+        fs::copy(root.join(&file), &target).map_err(|e| format!("{file}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Which manifest to rewrite for the student edition.
