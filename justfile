@@ -87,6 +87,18 @@ bench filter="":
 check-mistakes only="":
     cargo xtask check-mistakes {{only}}
 
+# Instructors: write the student edition, without any answer, to DIR as a fresh git repository (cargo: `cargo xtask export-student DIR`).
+export-student dir:
+    cargo xtask export-student {{quote(dir)}}
+
+# Instructors: score a student's crate by step (this repository's starter, or the student repository at DIR), held-back tests included, into target/grade/ (cargo: `cargo xtask grade [DIR]`).
+grade *args:
+    cargo xtask grade {{args}}
+
+# Instructors: the whole course cycle: export, then grade the untouched starter, the solution and one mistake (cargo: `cargo xtask check-export [MISTAKE]`).
+check-export mistake="":
+    cargo xtask check-export {{mistake}}
+
 # Configured in .cargo/mutants.toml; installs cargo-mutants if it is missing.
 
 # Instructors: mutation testing of the solution, judged by the shared suite.
@@ -113,4 +125,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync test-solution check-starter check-verdict check-mistakes lint
+ci: check-sync test-solution check-starter check-verdict check-mistakes check-export lint

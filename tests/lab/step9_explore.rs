@@ -51,9 +51,14 @@ impl Exploration {
                 rng: TestRng::from_seed(RngAlgorithm::ChaCha, &fresh_seed()),
                 record: true,
             },
+            // Grading may explore other fixed cases (`LAB_SEED`, `LAB_CASES`),
+            // still the same on every run.
             None => Exploration {
-                cases: CASES,
-                rng: TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(SEED)),
+                cases: number("LAB_CASES").map_or(CASES, |cases| cases as u32),
+                rng: TestRng::from_seed(
+                    RngAlgorithm::ChaCha,
+                    &seed_bytes(number("LAB_SEED").unwrap_or(SEED)),
+                ),
                 record: false,
             },
         }
@@ -82,6 +87,10 @@ impl Exploration {
             ..Config::default()
         }
     }
+}
+
+fn number(variable: &str) -> Option<u64> {
+    std::env::var(variable).ok()?.parse().ok()
 }
 
 fn seed_bytes(seed: u64) -> [u8; 32] {

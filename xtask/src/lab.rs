@@ -38,26 +38,33 @@ pub(crate) fn controls() -> Result<BTreeMap<String, String>, String> {
         let module = format!("step{number}_{name}");
         let text = fs::read_to_string(root().join("tests/lab").join(format!("{module}.rs")))
             .map_err(|e| e.to_string())?;
-        let mut reason: Option<String> = None;
-        for line in text.lines().map(str::trim) {
-            if let Some(doc) = line.strip_prefix("///") {
-                let doc = doc.trim();
-                match (&mut reason, doc.strip_prefix("A control:")) {
-                    (_, Some(start)) => reason = Some(start.trim().to_owned()),
-                    (Some(reason), None) => {
-                        reason.push(' ');
-                        reason.push_str(doc);
-                    }
-                    (None, None) => {}
-                }
-            } else if let Some(rest) = line.strip_prefix("fn ") {
-                if let (Some(why), Some(test)) = (reason.take(), rest.split('(').next()) {
-                    found.insert(format!("{module}::{test}"), why);
-                }
-            } else if !line.starts_with("#[") {
-                reason = None;
-            }
-        }
+        found.extend(controls_in(&module, &text));
     }
     Ok(found)
+}
+
+/// The controls of one test module, by full test name.
+pub(crate) fn controls_in(module: &str, text: &str) -> BTreeMap<String, String> {
+    let mut found = BTreeMap::new();
+    let mut reason: Option<String> = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(doc) = line.strip_prefix("///") {
+            let doc = doc.trim();
+            match (&mut reason, doc.strip_prefix("A control:")) {
+                (_, Some(start)) => reason = Some(start.trim().to_owned()),
+                (Some(reason), None) => {
+                    reason.push(' ');
+                    reason.push_str(doc);
+                }
+                (None, None) => {}
+            }
+        } else if let Some(rest) = line.strip_prefix("fn ") {
+            if let (Some(why), Some(test)) = (reason.take(), rest.split('(').next()) {
+                found.insert(format!("{module}::{test}"), why);
+            }
+        } else if !line.starts_with("#[") {
+            reason = None;
+        }
+    }
+    found
 }

@@ -1,19 +1,26 @@
 //! Project chores, in Rust so that nothing beyond cargo is needed:
 //! `cargo xtask <command>`.
 
+mod check_export;
 mod check_mistakes;
 mod check_starter;
 mod check_verdict;
+mod export;
 mod filter;
+mod grade;
+mod held_back;
 mod hint;
 mod lab;
+mod leak;
 mod progress;
+mod report;
 mod scoreboard;
 mod scratch;
 mod starter;
 mod suite;
 mod sync;
 mod test;
+mod weights;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +38,14 @@ commands:
   hint STEP [reset]  one more hint for a step each time, from a nudge to nearly the answer
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
   check-verdict [RUNS]  judge one wrong student crate RUNS times by both routes: one verdict, no file written
-  check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite";
+  check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite
+  export-student DIR
+                  write the student edition, without the answers, as a fresh git repository in DIR
+  grade [DIR] [--out OUT]
+                  score the starter (or DIR's, a student repository) by step, held-back tests included;
+                  writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)
+  check-export [MISTAKE]
+                  the whole cycle: export, then grade the untouched starter, the solution and one mistake";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,6 +76,9 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
             args.get(1).map(String::as_str),
             args.get(2).map(String::as_str),
         ),
+        Some("export-student") => export::export_student(&args[1..]),
+        Some("grade") => grade::grade(&args[1..]),
+        Some("check-export") => check_export::check_export(&args[1..]),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     }

@@ -9,7 +9,7 @@ pub(crate) fn progress() -> Result<(), String> {
     let root = root();
     let style = Style::detect();
     println!("Running the suite against your starter...");
-    let results = suite::run(&root, None, &[], None, Build::Shown)?;
+    let results = suite::run(&root, None, &[], None, Build::Shown, &[])?;
     let board = scoreboard::board(&results, &steps()?, &controls()?);
     let src = root.join("starter/src");
     let start = scoreboard::start(&results, &board, |marker| {

@@ -22,7 +22,12 @@ pub(crate) fn copy_suite_workspace(from: &Path, to: &Path) -> Result<(), String>
     }
     let manifest = to.join("Cargo.toml");
     let text = fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
-    let members: Vec<String> = SUITE_MEMBERS.iter().map(|m| format!("{m:?}")).collect();
+    // A student repository has no `solution`: list only the members present.
+    let members: Vec<String> = SUITE_MEMBERS
+        .iter()
+        .filter(|member| from.join(member).is_dir())
+        .map(|m| format!("{m:?}"))
+        .collect();
     let text: Vec<String> = text
         .lines()
         .map(|line| {
@@ -37,7 +42,7 @@ pub(crate) fn copy_suite_workspace(from: &Path, to: &Path) -> Result<(), String>
 }
 
 /// Copies a file, or a folder and everything in it.
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     if !from.is_dir() {
         return fs::copy(from, to)
             .map(drop)

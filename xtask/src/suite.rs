@@ -49,7 +49,18 @@ pub fn run_lab(
     target_dir: Option<&Path>,
     extra: &[&str],
 ) -> Result<Results, String> {
-    run(workspace, target_dir, extra, None, Build::Quiet)
+    run_lab_with(workspace, target_dir, extra, &[])
+}
+
+/// [`run_lab`], with more environment variables (after [`STUDENT_ENV`]),
+/// such as an instructor's `LAB_SEED` for grading.
+pub fn run_lab_with(
+    workspace: &Path,
+    target_dir: Option<&Path>,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Results, String> {
+    run(workspace, target_dir, extra, None, Build::Quiet, env)
 }
 
 /// Runs the suite's tests that match `filter` (all of them for `None`) and
@@ -65,12 +76,14 @@ pub fn run(
     extra: &[&str],
     filter: Option<&str>,
     build: Build,
+    env: &[(&str, &str)],
 ) -> Result<Results, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let base = |command: &mut Command| {
         command
             .current_dir(workspace)
-            .envs(STUDENT_ENV.iter().copied());
+            .envs(STUDENT_ENV.iter().copied())
+            .envs(env.iter().copied());
         if let Some(dir) = target_dir {
             command.env("CARGO_TARGET_DIR", dir);
         }
@@ -158,6 +171,37 @@ pub fn run(
 /// The name under which a run that stopped before libtest's summary is
 /// recorded as a failure.
 pub const STOPPED_EARLY: &str = "(the suite stopped early)";
+
+/// The names of every test `run_lab` would run, from libtest's `--list`:
+/// what a run that stopped early never reported is still known.
+pub fn list_lab(
+    workspace: &Path,
+    target_dir: Option<&Path>,
+    extra: &[&str],
+) -> Result<Vec<String>, String> {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
+        .current_dir(workspace)
+        .args(["test", "--quiet", "--test", "lab"])
+        .args(extra)
+        .args(["--", "--list", "--format", "terse"])
+        .envs(STUDENT_ENV.iter().copied())
+        .env("CARGO_TERM_COLOR", "never");
+    if let Some(dir) = target_dir {
+        command.env("CARGO_TARGET_DIR", dir);
+    }
+    let output = command
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::to_owned)
+        .collect())
+}
 
 /// Reads libtest's plain output.
 pub fn parse(stdout: &str) -> Results {

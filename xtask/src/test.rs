@@ -41,7 +41,7 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
         }
         None => println!("Running the suite against your starter..."),
     }
-    let results = suite::run(&root, None, &[], filter.as_deref(), Build::Shown)?;
+    let results = suite::run(&root, None, &[], filter.as_deref(), Build::Shown, &[])?;
     let board = scoreboard::board(&results, &steps()?, &controls()?);
     let src = root.join("starter/src");
     let start = scoreboard::start(&results, &board, |marker| {

@@ -1,22 +1,28 @@
-//! A reference model of the breaker, written for clarity rather than speed:
-//! the contract's rules, one `match` arm each, with the rule and the lab
-//! TODO that a disagreement points at.
+//! A model of the breaker: the contract's rules as LAB.md states them,
+//! written for clarity rather than speed. Every decision carries the id of
+//! the rule that makes it; `messages` turns a broken rule into a failure
+//! message.
+
+mod messages;
 
 use std::time::Duration;
 
 use retry_breaker::{Recorded, Rejected, State};
 
-/// Where a disagreement with the model sends the student.
-pub type Rule = &'static str;
+use messages::*;
 
+pub use messages::Rule;
+
+/// The circuit, in the terms of the rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+enum Circuit {
     Closed {
-        failures: u32,
+        consecutive_failures: u32,
     },
-    /// `None`: the deadline is too far away to represent; open for good.
+    /// `None`: the end of the cooldown is too far away to represent (B1),
+    /// so the circuit stays open for good.
     Open {
-        until: Option<Duration>,
+        reopens_at: Option<Duration>,
     },
     HalfOpen {
         probe_out: bool,
@@ -28,7 +34,7 @@ pub struct Model {
     threshold: u32,
     cooldown: Duration,
     now: Duration,
-    mode: Mode,
+    circuit: Circuit,
     generation: u64,
 }
 
@@ -38,7 +44,9 @@ impl Model {
             threshold,
             cooldown,
             now: Duration::ZERO,
-            mode: Mode::Closed { failures: 0 },
+            circuit: Circuit::Closed {
+                consecutive_failures: 0,
+            },
             generation: 0,
         }
     }
@@ -53,22 +61,25 @@ impl Model {
 
     /// How far away the end of the cooldown is, if the circuit is open.
     pub fn until_deadline(&self) -> Option<Duration> {
-        match self.mode {
-            Mode::Open { until: Some(until) } => Some(until.saturating_sub(self.now)),
+        match self.circuit {
+            Circuit::Open {
+                reopens_at: Some(at),
+            } => Some(at.saturating_sub(self.now)),
             _ => None,
         }
     }
 
     pub fn state(&self) -> State {
-        match self.mode {
-            Mode::Closed { failures } => State::Closed { failures },
-            Mode::Open { until: Some(until) } => State::Open {
-                remaining: until.saturating_sub(self.now),
+        match self.circuit {
+            Circuit::Closed {
+                consecutive_failures,
+            } => State::Closed {
+                failures: consecutive_failures,
             },
-            Mode::Open { until: None } => State::Open {
-                remaining: Duration::MAX,
+            Circuit::Open { .. } => State::Open {
+                remaining: self.cooldown_left(),
             },
-            Mode::HalfOpen { probe_out } => State::HalfOpen {
+            Circuit::HalfOpen { probe_out } => State::HalfOpen {
                 probe_in_flight: probe_out,
             },
         }
@@ -76,109 +87,102 @@ impl Model {
 
     /// One admission request: the generation of the permit, or the rejection.
     pub fn admit(&mut self) -> (Result<u64, Rejected>, Rule) {
-        match self.mode {
-            Mode::Closed { .. } => (
-                Ok(self.generation),
-                "B2: CLOSED admits every attempt, TODO(1)",
-            ),
-            Mode::Open { until } => match until {
-                Some(until) if self.now >= until => {
-                    self.enter(Mode::HalfOpen { probe_out: true });
-                    (
-                        Ok(self.generation),
-                        "B4: the first attempt at or after the deadline is the probe, TODO(2)",
-                    )
-                }
-                _ => (
-                    Err(Rejected::Open {
-                        remaining: self.state_remaining(),
-                    }),
-                    "B3: OPEN refuses before the deadline, TODO(2)",
-                ),
-            },
-            Mode::HalfOpen { probe_out: true } => (
-                Err(Rejected::ProbeInFlight),
-                "B5: one probe at a time, TODO(2)",
-            ),
-            Mode::HalfOpen { probe_out: false } => {
-                self.mode = Mode::HalfOpen { probe_out: true };
-                (
-                    Ok(self.generation),
-                    "B7: a probe slot given back is free for the next attempt, TODO(4)",
-                )
+        match self.circuit {
+            Circuit::Closed { .. } => (Ok(self.generation), B2_CLOSED_ADMITS),
+            Circuit::Open {
+                reopens_at: Some(at),
+            } if self.now >= at => {
+                self.new_generation(Circuit::HalfOpen { probe_out: true });
+                (Ok(self.generation), B4_PROBE_AT_DEADLINE)
+            }
+            Circuit::Open { .. } => {
+                let refusal = Rejected::Open {
+                    remaining: self.cooldown_left(),
+                };
+                (Err(refusal), B3_OPEN_REFUSES)
+            }
+            Circuit::HalfOpen { probe_out: true } => (Err(Rejected::ProbeInFlight), B5_ONE_PROBE),
+            Circuit::HalfOpen { probe_out: false } => {
+                self.circuit = Circuit::HalfOpen { probe_out: true };
+                (Ok(self.generation), B7_FREED_SLOT_ADMITS)
             }
         }
     }
 
     /// A reported outcome of a permit from `generation`.
     pub fn report(&mut self, generation: u64, success: bool) -> (Recorded, Rule) {
-        if generation != self.generation {
-            return (
-                Recorded::Stale,
-                "B6: an outcome from an older generation changes nothing, TODO(3)",
-            );
+        let current = generation == self.generation;
+        if !current {
+            return (Recorded::Stale, B6_STALE_CHANGES_NOTHING);
         }
-        match (self.mode, success) {
-            (Mode::Closed { .. }, true) => {
-                self.mode = Mode::Closed { failures: 0 };
-                (Recorded::Counted, "B2: a success resets the count, TODO(1)")
+        let rule = match (self.circuit, success) {
+            (Circuit::Closed { .. }, true) => {
+                self.circuit = Circuit::Closed {
+                    consecutive_failures: 0,
+                };
+                B2_SUCCESS_RESETS
             }
-            (Mode::Closed { failures }, false) => {
-                if failures + 1 >= self.threshold {
-                    self.trip();
+            (
+                Circuit::Closed {
+                    consecutive_failures,
+                },
+                false,
+            ) => {
+                let counted = consecutive_failures + 1;
+                if counted >= self.threshold {
+                    self.open_for_a_cooldown();
                 } else {
-                    self.mode = Mode::Closed {
-                        failures: failures + 1,
+                    self.circuit = Circuit::Closed {
+                        consecutive_failures: counted,
                     };
                 }
-                (
-                    Recorded::Counted,
-                    "B2: failures count and open at the threshold, TODO(1)",
-                )
+                B2_FAILURES_OPEN_AT_THRESHOLD
             }
-            (Mode::HalfOpen { .. }, true) => {
-                self.enter(Mode::Closed { failures: 0 });
-                (
-                    Recorded::Counted,
-                    "B5: a successful probe closes the circuit, TODO(2)",
-                )
+            (Circuit::HalfOpen { .. }, true) => {
+                self.new_generation(Circuit::Closed {
+                    consecutive_failures: 0,
+                });
+                B5_PROBE_SUCCESS_CLOSES
             }
-            (Mode::HalfOpen { .. }, false) => {
-                self.trip();
-                (
-                    Recorded::Counted,
-                    "B5: a failed probe reopens for a new cooldown, TODO(2)",
-                )
+            (Circuit::HalfOpen { .. }, false) => {
+                self.open_for_a_cooldown();
+                B5_PROBE_FAILURE_REOPENS
             }
-            (Mode::Open { .. }, _) => {
+            (Circuit::Open { .. }, _) => {
                 unreachable!("OPEN admits nothing, so no current permit exists")
             }
-        }
+        };
+        (Recorded::Counted, rule)
     }
 
     /// A permit from `generation` dropped without a report, outside a panic.
     pub fn abandon(&mut self, generation: u64) -> Rule {
-        if generation == self.generation && self.mode == (Mode::HalfOpen { probe_out: true }) {
-            self.mode = Mode::HalfOpen { probe_out: false };
+        let current = generation == self.generation;
+        if current && self.circuit == (Circuit::HalfOpen { probe_out: true }) {
+            self.circuit = Circuit::HalfOpen { probe_out: false };
         }
-        "B7: a dropped permit records nothing; a current probe gives its slot back, TODO(4)"
+        B7_DROP_RECORDS_NOTHING
     }
 
-    fn state_remaining(&self) -> Duration {
-        match self.state() {
-            State::Open { remaining } => remaining,
+    /// What is left of the cooldown; all of time if it never ends.
+    fn cooldown_left(&self) -> Duration {
+        match self.circuit {
+            Circuit::Open {
+                reopens_at: Some(at),
+            } => at.saturating_sub(self.now),
+            Circuit::Open { reopens_at: None } => Duration::MAX,
             _ => Duration::ZERO,
         }
     }
 
-    fn trip(&mut self) {
-        self.enter(Mode::Open {
-            until: self.now.checked_add(self.cooldown),
-        });
+    fn open_for_a_cooldown(&mut self) {
+        let reopens_at = self.now.checked_add(self.cooldown);
+        self.new_generation(Circuit::Open { reopens_at });
     }
 
-    fn enter(&mut self, mode: Mode) {
-        self.mode = mode;
+    /// Every transition starts a new generation (B6).
+    fn new_generation(&mut self, circuit: Circuit) {
+        self.circuit = circuit;
         self.generation += 1;
     }
 }

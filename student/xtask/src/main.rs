@@ -1,0 +1,65 @@
+//! The lab's tools, in Rust so that nothing beyond cargo is needed:
+//! `cargo xtask <command>`.
+
+// The modules are shared with the course kit's own tools, and a few of their
+// helpers serve commands that only the kit has.
+#![allow(dead_code)]
+
+mod filter;
+mod grade;
+mod held_back;
+mod hint;
+mod lab;
+mod progress;
+mod report;
+mod scoreboard;
+mod scratch;
+mod suite;
+mod test;
+mod weights;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  test [STEP]     run the suite on your starter: failing tests by step, then a scoreboard
+                  and where to start; with a STEP, that step's failures in full
+  progress        run the suite on your starter and print a scoreboard by step
+  hint STEP [reset]  one more hint for a step each time, from a nudge to nearly the answer
+  filter [STEP]   print the test filter for a step, given as a number (3) or a name (generations)
+  grade [--out OUT]
+                  score your starter by step; writes results.json, junit.xml and summary.txt";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test::test(args.get(1).map(String::as_str).unwrap_or("")),
+        Some("progress") => progress::progress().map(|()| ExitCode::SUCCESS),
+        Some("hint") => hint::hint(
+            args.get(1).map(String::as_str),
+            args.get(2).map(String::as_str),
+        )
+        .map(|()| ExitCode::SUCCESS),
+        Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or(""))
+            .map(|()| ExitCode::SUCCESS),
+        Some("grade") => grade::grade(&args[1..]).map(|()| ExitCode::SUCCESS),
+        _ => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace's root folder.
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives inside the workspace")
+        .to_path_buf()
+}

@@ -1,0 +1,22 @@
+//! What a disagreement with the model tells the student: the rule it broke,
+//! and the TODO where the lab teaches that rule.
+
+/// A rule, as a failure message names it.
+pub type Rule = &'static str;
+
+pub const B2_CLOSED_ADMITS: Rule = "B2: CLOSED admits every attempt, TODO(1)";
+pub const B2_SUCCESS_RESETS: Rule = "B2: a success resets the count, TODO(1)";
+pub const B2_FAILURES_OPEN_AT_THRESHOLD: Rule =
+    "B2: failures count and open at the threshold, TODO(1)";
+pub const B3_OPEN_REFUSES: Rule = "B3: OPEN refuses before the deadline, TODO(2)";
+pub const B4_PROBE_AT_DEADLINE: Rule =
+    "B4: the first attempt at or after the deadline is the probe, TODO(2)";
+pub const B5_ONE_PROBE: Rule = "B5: one probe at a time, TODO(2)";
+pub const B5_PROBE_SUCCESS_CLOSES: Rule = "B5: a successful probe closes the circuit, TODO(2)";
+pub const B5_PROBE_FAILURE_REOPENS: Rule = "B5: a failed probe reopens for a new cooldown, TODO(2)";
+pub const B6_STALE_CHANGES_NOTHING: Rule =
+    "B6: an outcome from an older generation changes nothing, TODO(3)";
+pub const B7_FREED_SLOT_ADMITS: Rule =
+    "B7: a probe slot given back is free for the next attempt, TODO(4)";
+pub const B7_DROP_RECORDS_NOTHING: Rule =
+    "B7: a dropped permit records nothing; a current probe gives its slot back, TODO(4)";

@@ -1,0 +1,468 @@
+//! `cargo xtask grade [DIR] [--out OUT]`: scores a student's crate, step by
+//! step, and writes the score for people and for course platforms.
+//!
+//! The suite always comes from this repository, never from the graded one:
+//! only the student's `starter/src` is taken from DIR (or `src`, if DIR is a
+//! crate such as `solution`), so a submission that edited its copy of the
+//! tests is graded by the real ones. Held-back tests
+//! in `grading/held-back/` join the suite for the run; weights come from
+//! `grading/weights.toml`.
+//!
+//! Scoring: a step's points are shared equally by its tests, controls
+//! excepted, so a partly passing step earns its share; controls and the
+//! provided parts count as in `just progress`. Nothing in the score depends
+//! on timing or order, so a deterministic suite grades the same every run.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::held_back::{self, HeldBack};
+use crate::lab::{controls, controls_in, steps};
+use crate::scratch::copy_suite_workspace;
+use crate::{report, root, suite, weights};
+
+/// One test's verdict, as graded.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    /// Full name, `step3_half_open::b4_...`.
+    pub name: String,
+    pub passed: bool,
+    /// A control earns no points (it may pass before its step is done).
+    pub control: bool,
+    /// Why it failed, in one line (empty if it passed).
+    pub reason: String,
+    /// What it printed when it failed, without the parts that change from
+    /// run to run (thread ids, the backtrace hint).
+    pub detail: String,
+}
+
+/// One step's score.
+#[derive(Debug, Clone)]
+pub struct StepScore {
+    pub number: u32,
+    pub name: String,
+    pub points: f64,
+    pub score: f64,
+    pub tests: Vec<Verdict>,
+}
+
+impl StepScore {
+    /// The tests that earn points: every test of the step but the controls.
+    pub fn scored(&self) -> impl Iterator<Item = &Verdict> {
+        self.tests.iter().filter(|test| !test.control)
+    }
+}
+
+/// The whole grade.
+#[derive(Debug, Clone)]
+pub struct Grade {
+    /// What was graded, for the reports.
+    pub graded: String,
+    pub steps: Vec<StepScore>,
+    /// The provided parts' tests (`toolkit`), and their points.
+    pub provided: Vec<Verdict>,
+    pub provided_points: f64,
+    pub provided_score: f64,
+    /// How many held-back modules joined the suite.
+    pub held_back: usize,
+    /// Set when the student's crate did not build: everything scores 0.
+    pub build_error: Option<String>,
+}
+
+impl Grade {
+    pub fn score(&self) -> f64 {
+        round(self.steps.iter().map(|step| step.score).sum::<f64>() + self.provided_score)
+    }
+
+    pub fn max_score(&self) -> f64 {
+        round(self.steps.iter().map(|step| step.points).sum::<f64>() + self.provided_points)
+    }
+}
+
+/// What to grade and where.
+pub struct Options {
+    /// A student repository whose `starter/src` is graded (or a crate
+    /// folder, whose `src` is); `None` grades this repository's starter.
+    pub student: Option<PathBuf>,
+    /// Where the reports go.
+    pub out: PathBuf,
+    /// The cargo target folder for the scratch build.
+    pub target: PathBuf,
+}
+
+const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT]";
+
+/// The suite explores the same property-test cases on every run; an
+/// instructor may grade with a seed of their own, kept from the students,
+/// by setting `LAB_SEED` (and more cases with `LAB_CASES`).
+const GRADING_KNOBS: [&str; 2] = ["LAB_SEED", "LAB_CASES"];
+
+/// The command: grades, writes the reports, prints the summary.
+pub(crate) fn grade(args: &[String]) -> Result<(), String> {
+    let root = root();
+    let mut student = None;
+    let mut out = None;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--out" => out = Some(PathBuf::from(args.next().ok_or(USAGE)?)),
+            flag if flag.starts_with('-') => return Err(USAGE.to_owned()),
+            dir if student.is_none() => student = Some(PathBuf::from(dir)),
+            _ => return Err(USAGE.to_owned()),
+        }
+    }
+    let options = Options {
+        student,
+        out: out.unwrap_or_else(|| root.join("target/grade")),
+        target: std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target/grading/target")),
+    };
+    println!("Grading {}...", describe(options.student.as_deref()));
+    let grade = run(&options)?;
+    write(&grade, &options.out)?;
+    print!("{}", report::summary(&grade));
+    let out = std::env::current_dir()
+        .ok()
+        .and_then(|here| options.out.strip_prefix(here).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| options.out.clone());
+    println!(
+        "Written to {}: results.json (Gradescope), junit.xml, summary.txt",
+        out.display()
+    );
+    Ok(())
+}
+
+fn describe(student: Option<&Path>) -> String {
+    match student {
+        Some(dir) => format!("the crate in {}", dir.display()),
+        None => "this repository's starter".to_owned(),
+    }
+}
+
+/// Runs the suite, with the held-back tests, on the student's crate.
+pub(crate) fn run(options: &Options) -> Result<Grade, String> {
+    let root = root();
+    let steps = steps()?;
+    let numbers: Vec<u32> = steps.iter().map(|(number, _)| *number).collect();
+    let weights_file = root.join("grading/weights.toml");
+    let weights = weights::parse(
+        &fs::read_to_string(&weights_file)
+            .map_err(|e| format!("cannot read {}: {e}", weights_file.display()))?,
+        &numbers,
+    )?;
+    let held_back = held_back::read(&root.join("grading/held-back"), &steps)?;
+    let mut controls = controls()?;
+    for module in &held_back {
+        controls.extend(controls_in(&module.module, &module.text));
+    }
+
+    let workspace = prepare(&root, options.student.as_deref(), &held_back)?;
+    let mut grade = Grade {
+        graded: describe(options.student.as_deref()),
+        steps: Vec::new(),
+        provided: Vec::new(),
+        provided_points: weights.provided,
+        provided_score: 0.0,
+        held_back: held_back.len(),
+        build_error: None,
+    };
+    let knobs: Vec<(&str, String)> = GRADING_KNOBS
+        .iter()
+        .filter_map(|name| Some((*name, std::env::var(name).ok()?)))
+        .collect();
+    let env: Vec<(&str, &str)> = knobs.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let verdicts = match suite::run_lab_with(&workspace, Some(&options.target), &[], &env) {
+        Ok(results) => {
+            let names = suite::list_lab(&workspace, Some(&options.target), &[])?;
+            verdicts(&names, &results, &controls)
+        }
+        Err(output) => {
+            grade.build_error = Some(first_error(&output));
+            Vec::new()
+        }
+    };
+    for (number, name) in steps {
+        let tests: Vec<Verdict> = verdicts
+            .iter()
+            .filter(|test| suite::step_of(&test.name) == Some(number))
+            .cloned()
+            .collect();
+        let points = weights.steps[&number];
+        let mut step = StepScore {
+            number,
+            name,
+            points,
+            score: 0.0,
+            tests,
+        };
+        step.score = share(points, step.scored());
+        grade.steps.push(step);
+    }
+    grade.provided = verdicts
+        .into_iter()
+        .filter(|test| suite::step_of(&test.name).is_none())
+        .collect();
+    grade.provided_score = share(weights.provided, grade.provided.iter());
+    Ok(grade)
+}
+
+/// A fresh scratch copy of the suite with the student's `starter/src` and
+/// the held-back tests in it.
+fn prepare(root: &Path, student: Option<&Path>, held_back: &[HeldBack]) -> Result<PathBuf, String> {
+    let workspace = root.join("target/grading/workspace");
+    if workspace.exists() {
+        fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
+    }
+    fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
+    copy_suite_workspace(root, &workspace)?;
+    if let Some(dir) = student {
+        // A student repository, or a crate of the same API (`solution`).
+        let src = [dir.join("starter/src"), dir.join("src")]
+            .into_iter()
+            .find(|src| src.join("lib.rs").is_file())
+            .ok_or_else(|| {
+                format!(
+                    "{} has neither starter/src/lib.rs nor src/lib.rs: grade a student repository made by `just export-student`",
+                    dir.display()
+                )
+            })?;
+        let ours = workspace.join("starter/src");
+        fs::remove_dir_all(&ours).map_err(|e| e.to_string())?;
+        crate::scratch::copy_tree(&src, &ours)?;
+    }
+    held_back::install(held_back, &workspace)?;
+    Ok(workspace)
+}
+
+/// Every listed test's verdict; one the run never reported (the suite
+/// stopped early) failed.
+fn verdicts(
+    names: &[String],
+    results: &suite::Results,
+    controls: &std::collections::BTreeMap<String, String>,
+) -> Vec<Verdict> {
+    let stopped = results
+        .get("(the suite stopped early)")
+        .map(|outcome| outcome.output.trim().to_owned());
+    let mut verdicts: Vec<Verdict> = names
+        .iter()
+        .map(|name| {
+            let (passed, output) = match results.get(name) {
+                Some(outcome) => (outcome.passed, outcome.output.clone()),
+                None => (
+                    false,
+                    format!(
+                        "never finished: the suite stopped early ({})\n",
+                        stopped.as_deref().unwrap_or("no reason given")
+                    ),
+                ),
+            };
+            Verdict {
+                name: name.clone(),
+                passed,
+                control: controls.contains_key(name),
+                reason: if passed {
+                    String::new()
+                } else {
+                    reason(&output)
+                },
+                detail: if passed {
+                    String::new()
+                } else {
+                    stable(&output)
+                },
+            }
+        })
+        .collect();
+    verdicts.sort_by(|a, b| a.name.cmp(&b.name));
+    verdicts
+}
+
+/// `points` shared equally by `tests`, for those that pass.
+fn share<'a>(points: f64, tests: impl Iterator<Item = &'a Verdict>) -> f64 {
+    let (mut passed, mut total) = (0u32, 0u32);
+    for test in tests {
+        total += 1;
+        passed += u32::from(test.passed);
+    }
+    if total == 0 {
+        0.0
+    } else {
+        round(points * f64::from(passed) / f64::from(total))
+    }
+}
+
+/// Scores are given to the hundredth, so sums and reports agree.
+pub fn round(points: f64) -> f64 {
+    (points * 100.0).round() / 100.0
+}
+
+/// The panics in a test's output, each as its message's lines, in the
+/// order they were printed, and the other lines.
+fn panics(output: &str) -> (Vec<String>, Vec<&str>) {
+    let mut panics = Vec::new();
+    let mut other = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in output.lines() {
+        let starts_panic = line.starts_with("thread '") && line.contains("panicked at");
+        let ends_panic = starts_panic
+            || line.trim().is_empty()
+            || line.starts_with("thread '")
+            || line.starts_with("note: run with `RUST_BACKTRACE");
+        if ends_panic {
+            panics.extend(current.take().map(|lines| lines.join("\n")));
+        }
+        if starts_panic {
+            current = Some(Vec::new());
+        } else if let Some(lines) = current.as_mut() {
+            lines.push(line);
+        } else if !line.starts_with("thread '") && !line.starts_with("note: run with") {
+            other.push(line);
+        }
+    }
+    panics.extend(current.map(|lines| lines.join("\n")));
+    (panics, other)
+}
+
+/// The lowest TODO a message names, if any.
+fn lowest_todo(message: &str) -> Option<u32> {
+    suite::todos_named(message).into_iter().min()
+}
+
+/// Why a test failed, in one line. A test whose threads hit several
+/// unfinished TODOs reports whichever panicked first, which varies from run
+/// to run; the lowest TODO named does not, and is the one to do first.
+/// Without a TODO, the last panic is the one that ended the test (earlier
+/// ones may be panics the test provokes on purpose).
+fn reason(output: &str) -> String {
+    let (panics, _) = panics(output);
+    let named = panics
+        .iter()
+        .filter(|message| lowest_todo(message).is_some())
+        .min_by_key(|message| lowest_todo(message));
+    match named.or(panics.last()) {
+        Some(message) => message.lines().next().unwrap_or_default().trim().to_owned(),
+        None => suite::reason(output),
+    }
+}
+
+/// A test's output without what changes between runs of the same failure:
+/// thread ids, the backtrace hint, how often a message repeats (a property
+/// test prints one per case it tries while shrinking) and in which order
+/// threads panicked. The panic messages come first, lowest TODO first.
+fn stable(output: &str) -> String {
+    let (panics, other) = panics(output);
+    let messages: std::collections::BTreeSet<(u32, String)> = panics
+        .into_iter()
+        .map(|message| (lowest_todo(&message).unwrap_or(u32::MAX), message))
+        .collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut rest = String::new();
+    for line in other {
+        if line.trim().is_empty() {
+            // Dropped repeats leave runs of blank lines behind: keep one.
+            if !rest.is_empty() && !rest.ends_with("\n\n") {
+                rest.push('\n');
+            }
+        } else if seen.insert(line.trim()) {
+            rest.push_str(line);
+            rest.push('\n');
+        }
+    }
+    let mut parts: Vec<String> = messages.into_iter().map(|(_, message)| message).collect();
+    parts.push(rest.trim().to_owned());
+    parts.retain(|part| !part.trim().is_empty());
+    parts.join("\n\n")
+}
+
+/// The compiler's first error, with the lines that locate it.
+fn first_error(output: &str) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    match lines.iter().position(|line| line.starts_with("error")) {
+        Some(at) => lines[at..]
+            .iter()
+            .take(8)
+            .take_while(|line| !line.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => "the suite did not build or run".to_owned(),
+    }
+}
+
+/// Writes `results.json` (Gradescope), `junit.xml` and `summary.txt`.
+pub(crate) fn write(grade: &Grade, out: &Path) -> Result<(), String> {
+    fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    for (file, text) in [
+        ("results.json", report::gradescope(grade)),
+        ("junit.xml", report::junit(grade)),
+        ("summary.txt", report::summary(grade)),
+    ] {
+        fs::write(out.join(file), text).map_err(|e| format!("cannot write {file}: {e}"))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(name: &str, passed: bool, control: bool) -> Verdict {
+        Verdict {
+            name: name.to_owned(),
+            passed,
+            control,
+            reason: String::new(),
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_step_earns_its_share_of_passing_tests_and_controls_earn_nothing() {
+        let tests = [
+            verdict("step1_closed::a", true, false),
+            verdict("step1_closed::b", true, false),
+            verdict("step1_closed::c", false, false),
+            verdict("step1_closed::d", false, true),
+        ];
+        let scored = tests.iter().filter(|test| !test.control);
+        assert_eq!(share(10.0, scored), 6.67);
+        assert_eq!(share(10.0, [].iter()), 0.0);
+    }
+
+    #[test]
+    fn a_failure_names_its_lowest_todo_and_repeats_are_dropped() {
+        let output = "thread 'a' (1) panicked at x.rs:1:1:\nnot yet implemented: TODO(6): loop\n\nthread 'b' (2) panicked at x.rs:2:2:\nnot yet implemented: TODO(1): count\n\nthread 'c' (3) panicked at x.rs:2:2:\nnot yet implemented: TODO(1): count\n";
+        assert_eq!(reason(output), "not yet implemented: TODO(1): count");
+        assert_eq!(
+            stable(output),
+            "not yet implemented: TODO(1): count\n\nnot yet implemented: TODO(6): loop"
+        );
+        assert_eq!(reason("plain\n"), "plain");
+        let provoked = "thread 'a' (1) panicked at x.rs:1:1:\nbackoff exploded\nthread 'a' (1) panicked at x.rs:2:2:\nassertion `left == right` failed\n  left: 1\n right: 2\n";
+        assert_eq!(reason(provoked), "assertion `left == right` failed");
+        assert_eq!(
+            stable(provoked),
+            "assertion `left == right` failed\n  left: 1\n right: 2\n\nbackoff exploded"
+        );
+    }
+
+    #[test]
+    fn unreported_tests_fail_and_thread_ids_are_dropped() {
+        let mut results = suite::Results::new();
+        results.insert(
+            "step1_closed::a".into(),
+            suite::Outcome {
+                passed: false,
+                output: "thread 'step1_closed::a' (42) panicked at x.rs:1:1:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n".into(),
+            },
+        );
+        let names = ["step1_closed::a".to_owned(), "step1_closed::b".to_owned()];
+        let verdicts = verdicts(&names, &results, &Default::default());
+        assert_eq!(verdicts[0].reason, "boom");
+        assert_eq!(verdicts[0].detail, "boom");
+        assert!(!verdicts[1].passed);
+        assert!(verdicts[1].reason.starts_with("never finished"));
+    }
+}

@@ -1,0 +1,101 @@
+//! The grading weights: points per step, from one file an instructor edits
+//! (`grading/weights.toml`).
+//!
+//! The file is a flat list of `key = number` lines, valid TOML, read by hand
+//! so the tools need no parser crate: `stepN` for every step of the suite
+//! and `provided` for the provided parts.
+
+use std::collections::BTreeMap;
+
+/// Points per step, and for the provided parts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weights {
+    pub steps: BTreeMap<u32, f64>,
+    pub provided: f64,
+}
+
+/// Reads the weights and checks they name exactly the suite's `steps`.
+pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
+    let mut found = BTreeMap::new();
+    let mut provided = None;
+    for (index, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or_default().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = |why: &str| {
+            format!(
+                "grading/weights.toml:{}: {why}: `{}`",
+                index + 1,
+                raw.trim()
+            )
+        };
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| at("expected `key = number`"))?;
+        let value: f64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| at("the points must be a number, 0 or more"))?;
+        let key = key.trim();
+        if key == "provided" {
+            provided = Some(value);
+        } else if let Some(step) = key.strip_prefix("step").and_then(|n| n.parse::<u32>().ok()) {
+            if !steps.contains(&step) {
+                return Err(at("the suite has no such step"));
+            }
+            if found.insert(step, value).is_some() {
+                return Err(at("this step is weighted twice"));
+            }
+        } else {
+            return Err(at("unknown key; expected stepN or provided"));
+        }
+    }
+    let missing: Vec<String> = steps
+        .iter()
+        .filter(|step| !found.contains_key(step))
+        .map(|step| format!("step{step}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "grading/weights.toml gives no points for {}; add a line for each",
+            missing.join(", ")
+        ));
+    }
+    Ok(Weights {
+        steps: found,
+        provided: provided.unwrap_or(0.0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_steps_and_provided_parts() {
+        let weights = parse(
+            "# points\nstep1 = 10\nstep2 = 2.5 # half\n\nprovided = 1\n",
+            &[1, 2],
+        )
+        .unwrap();
+        assert_eq!(weights.steps[&1], 10.0);
+        assert_eq!(weights.steps[&2], 2.5);
+        assert_eq!(weights.provided, 1.0);
+    }
+
+    #[test]
+    fn refuses_missing_unknown_and_negative_entries() {
+        assert!(
+            parse("step1 = 10\n", &[1, 2])
+                .unwrap_err()
+                .contains("step2")
+        );
+        assert!(parse("step1 = 1\nstep3 = 1\n", &[1]).is_err());
+        assert!(parse("step1 = -1\n", &[1]).is_err());
+        assert!(parse("step1 = 1\nstep1 = 2\n", &[1]).is_err());
+        assert!(parse("bonus = 1\nstep1 = 1\n", &[1]).is_err());
+    }
+}
