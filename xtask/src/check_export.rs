@@ -25,7 +25,7 @@ use crate::{export, root};
 
 /// A mistake caught by its own step's tests only, so the points it loses
 /// all come from that step.
-const DEFAULT_MISTAKE: &str = "09-retry-non-retryable";
+const DEFAULT_MISTAKE: &str = "27-refusal-hides-the-cause";
 
 pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
     let started = Instant::now();

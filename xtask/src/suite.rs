@@ -173,33 +173,42 @@ pub fn run(
 pub const STOPPED_EARLY: &str = "(the suite stopped early)";
 
 /// The names of every test `run_lab` would run, from libtest's `--list`:
-/// what a run that stopped early never reported is still known.
+/// what a run that stopped early never reported is still known. Ignored
+/// tests (the helpers that other tests run in a child process) are left out.
 pub fn list_lab(
     workspace: &Path,
     target_dir: Option<&Path>,
     extra: &[&str],
 ) -> Result<Vec<String>, String> {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    command
-        .current_dir(workspace)
-        .args(["test", "--quiet", "--test", "lab"])
-        .args(extra)
-        .args(["--", "--list", "--format", "terse"])
-        .envs(STUDENT_ENV.iter().copied())
-        .env("CARGO_TERM_COLOR", "never");
-    if let Some(dir) = target_dir {
-        command.env("CARGO_TARGET_DIR", dir);
-    }
-    let output = command
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !output.status.success() {
-        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
-    }
-    Ok(String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| line.strip_suffix(": test"))
-        .map(str::to_owned)
+    let list = |ignored: bool| -> Result<Vec<String>, String> {
+        let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        command
+            .current_dir(workspace)
+            .args(["test", "--quiet", "--test", "lab"])
+            .args(extra)
+            .args(["--", "--list", "--format", "terse"])
+            .args(ignored.then_some("--ignored"))
+            .envs(STUDENT_ENV.iter().copied())
+            .env("CARGO_TERM_COLOR", "never");
+        if let Some(dir) = target_dir {
+            command.env("CARGO_TARGET_DIR", dir);
+        }
+        let output = command
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| line.strip_suffix(": test"))
+            .map(str::to_owned)
+            .collect())
+    };
+    let ignored = list(true)?;
+    Ok(list(false)?
+        .into_iter()
+        .filter(|test| !ignored.contains(test))
         .collect())
 }
 
