@@ -52,9 +52,17 @@ const END_SOLUTION: &str = "// END SOLUTION ONLY";
 /// Marks a file the starter does not get at all.
 pub const SOLUTION_FILE: &str = "// SOLUTION ONLY FILE";
 
-/// Lints silenced in the starter only: the cut-out bodies leave parameters
-/// unused and code after a `todo!()` unreachable, which is expected there.
-const STARTER_ALLOWS: &str = "#![allow(unused_variables, unused_mut, unused_imports, unreachable_code, dead_code, clippy::diverging_sub_expression, clippy::needless_return)]";
+/// Lints silenced on each function the generator cut a TODO out of, and
+/// only there: the cut leaves its parameters unused and the code after the
+/// `todo!()` unreachable. Everywhere else, and in the student's own code
+/// once the TODO is done, the compiler's warnings stay on to help.
+const CUT_ALLOWS: &str = "#[allow(unused_variables, unused_mut, unreachable_code)]";
+const CUT_NOTE: &str = "// (Generated: the TODO below leaves names unused until it is done.)";
+
+/// The one crate-wide allowance: the helpers provided for the TODOs (a
+/// transition, a deadline, the attempt runner) look unused until the
+/// student calls them.
+const PROVIDED_ALLOWS: &str = "// The provided helpers look unused until your TODOs call them.\n#![allow(dead_code, unused_imports)]";
 
 /// Turns one solution file into its starter version. `keep_below` keeps the
 /// reference code of every TODO with a smaller step number, which is how
@@ -169,9 +177,16 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
             occurrence,
         });
     }
+    let cut_at: Vec<usize> = todos
+        .iter()
+        .filter(|todo| todo.step >= keep_below)
+        .map(|todo| todo.starter_line)
+        .collect();
+    out = allow_where_cut(&out, &cut_at);
     if file == "lib.rs" {
         out = add_crate_attributes(&out);
     }
+    let todos = todos.into_iter().map(|todo| locate(todo, &out)).collect();
     Ok((out, todos))
 }
 
@@ -206,6 +221,42 @@ fn solution_only<'a>(
     ))
 }
 
+/// Puts [`CUT_ALLOWS`] above each function that holds one of the lines
+/// `cut_at` (1-based), once per function.
+fn allow_where_cut(code: &str, cut_at: &[usize]) -> String {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut functions: Vec<usize> = cut_at
+        .iter()
+        .filter_map(|&line| (0..line.min(lines.len())).rev().find(|&i| is_fn(lines[i])))
+        .collect();
+    functions.sort_unstable();
+    functions.dedup();
+    let mut out = String::new();
+    for (index, line) in lines.iter().enumerate() {
+        if functions.contains(&index) {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            writeln!(out, "{indent}{CUT_NOTE}").unwrap();
+            writeln!(out, "{indent}{CUT_ALLOWS}").unwrap();
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether `line` starts a function item (`pub(crate) async fn name(`).
+fn is_fn(line: &str) -> bool {
+    let mut words = line.split_whitespace().peekable();
+    while let Some(word) = words.peek() {
+        if word.starts_with("pub") || *word == "async" || *word == "const" || *word == "unsafe" {
+            words.next();
+        } else {
+            break;
+        }
+    }
+    words.next() == Some("fn")
+}
+
 fn parse_begin(rest: &str) -> Option<(u32, String)> {
     let (number, summary) = rest.split_once("):")?;
     let step = number.trim().parse().ok()?;
@@ -227,7 +278,7 @@ fn add_crate_attributes(lib: &str) -> String {
             out.push_str(
                 "// teaches them. Generated from the solution by `cargo xtask sync-starter`.\n",
             );
-            out.push_str(STARTER_ALLOWS);
+            out.push_str(PROVIDED_ALLOWS);
             out.push('\n');
         }
         out.push_str(line);
