@@ -4,14 +4,14 @@
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
 use crate::circuit::{Circuit, Recorded};
 use crate::clock::Clock;
 use crate::error::{ConfigError, Rejected};
-use crate::permit::Permit;
+use crate::permit::{OwnedPermit, Permit};
 use crate::shortcut::ClosedShortcut;
 use crate::state::State;
 use crate::transition::{Generation, Transition};
@@ -48,7 +48,7 @@ type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
 /// assert_eq!(breaker.state(), State::Closed { failures: 0 });
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct RetryBreaker<C: Clock> {
+pub struct RetryBreaker<C> {
     circuit: Mutex<Circuit>,
     /// Whether the circuit is CLOSED, readable without the lock; written
     /// only under it.
@@ -171,6 +171,37 @@ impl<C: Clock> RetryBreaker<C> {
         Ok(permit)
     }
 
+    /// [`try_acquire`](RetryBreaker::try_acquire) for a breaker behind an
+    /// `Arc`: the permit holds its own reference to the breaker, so it can
+    /// move into a spawned task, as `tokio::sync::Semaphore::acquire_owned`
+    /// does for semaphores. Reporting and dropping work as for [`Permit`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, RetryBreaker, State};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let breaker = Arc::new(RetryBreaker::new(1, Duration::from_secs(5), ManualClock::new())?);
+    /// let permit = breaker.try_acquire_owned()?;
+    /// tokio::spawn(async move {
+    ///     // ... call the dependency ...
+    ///     permit.failure();
+    /// })
+    /// .await?;
+    /// assert_eq!(breaker.state(), State::Open { remaining: Duration::from_secs(5) });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`try_acquire`](RetryBreaker::try_acquire).
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
+        let generation = self.try_acquire()?.into_generation();
+        Ok(OwnedPermit::new(Arc::clone(self), generation))
+    }
+
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
         // With no failures counted there is nothing for a success to reset.
         if self.shortcut.success_changes_nothing(generation) {
@@ -231,13 +262,35 @@ impl<C: Clock> RetryBreaker<C> {
 
 impl<C: Clock> fmt::Debug for RetryBreaker<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let circuit = self.circuit();
+        // The clock is the user's code: read it before taking the lock, so a
+        // slow or panicking clock never runs inside the critical section.
+        // (A transition between the reading and the lock can only make the
+        // remaining cooldown shown a little longer than the truth.)
+        let now = Fixed(self.clock.now());
+        let (state, generation, threshold, cooldown) = {
+            let circuit = self.circuit();
+            (
+                circuit.state(&now),
+                circuit.generation(),
+                circuit.threshold(),
+                circuit.cooldown(),
+            )
+        };
         f.debug_struct("RetryBreaker")
-            .field("state", &circuit.state(&self.clock))
-            .field("generation", &circuit.generation())
-            .field("threshold", &circuit.threshold())
-            .field("cooldown", &circuit.cooldown())
+            .field("state", &state)
+            .field("generation", &generation)
+            .field("threshold", &threshold)
+            .field("cooldown", &cooldown)
             .field("hook", &self.hook.is_some())
-            .finish()
+            .finish_non_exhaustive()
+    }
+}
+
+/// One clock reading, taken before the lock.
+struct Fixed(Duration);
+
+impl Clock for Fixed {
+    fn now(&self) -> Duration {
+        self.0
     }
 }

@@ -8,8 +8,9 @@ use tokio_util::sync::CancellationToken;
 use crate::attempt;
 use crate::breaker::RetryBreaker;
 use crate::clock::Clock;
-use crate::error::ExecuteError;
+use crate::error::{ExecuteError, GaveUp};
 use crate::sleeper::Sleeper;
+use crate::time_source;
 
 impl<C: Clock> RetryBreaker<C> {
     /// Calls `task` through the breaker, retrying failures that `retryable`
@@ -28,21 +29,46 @@ impl<C: Clock> RetryBreaker<C> {
     /// cancellation check inside the task is the task's business, and its
     /// outcome is reported like any other.
     ///
+    /// To give each attempt a deadline, so that a hang counts as a failure,
+    /// wrap the attempt in [`timeout::per_attempt`](crate::timeout::per_attempt)
+    /// inside the task, not the call in a timeout outside it. For the
+    /// settings as one reusable value, see [`RetryPolicy`](crate::RetryPolicy).
+    ///
+    /// # Why the task is `FnMut() -> Fut`
+    ///
+    /// Each attempt needs a fresh future, so the task is something that can
+    /// be called again. Async closures (`async || ...`, with the
+    /// `AsyncFnMut` bound) are stable only since Rust 1.85, which this crate
+    /// supports, but a bound on them cannot yet say that the future is
+    /// `Send`, so `execute` with one could not be spawned on a
+    /// multi-threaded runtime. `FnMut() -> Fut` lets the caller's `Fut` keep
+    /// its `Send`, and a closure that returns an `async` block works on every
+    /// Rust version.
+    ///
     /// # Errors
     ///
     /// See [`ExecuteError`]. A panic in the task is counted as a failure and
     /// then continues unwinding; it is never turned into an error.
     ///
+    /// # Panics
+    ///
+    /// If the sleeper's sleeps would not move the breaker's clock (a
+    /// [`ManualSleeper`](crate::ManualSleeper) of another
+    /// [`ManualClock`](crate::ManualClock), or a
+    /// [`TokioSleeper`](crate::TokioSleeper) with a
+    /// [`SystemClock`](crate::SystemClock)): every cooldown would then last
+    /// forever. And, as above, when the task panics.
+    ///
     /// # Example
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_breaker_solution::{backoff, ManualClock, ManualSleeper, RetryBreaker};
+    /// use retry_breaker_solution::{backoff, ManualClock, RetryBreaker};
     /// use tokio_util::sync::CancellationToken;
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let clock = ManualClock::new();
-    /// let sleeper = ManualSleeper::new(clock.clone());
+    /// let sleeper = clock.sleeper();
     /// let breaker = RetryBreaker::new(5, Duration::from_secs(30), clock)?;
     ///
     /// let mut calls = 0;
@@ -80,8 +106,11 @@ impl<C: Clock> RetryBreaker<C> {
         Fut: Future<Output = Result<T, E>>,
         Retryable: Fn(&E) -> bool,
         Backoff: Fn(u32) -> Duration,
-        S: Sleeper + ?Sized,
+        S: Sleeper,
     {
+        // A sleeper that does not move the breaker's clock would leave every
+        // cooldown running forever: refuse the pair on the first call.
+        time_source::assert_pairs(self.clock().time_source(), sleeper.time_source());
         // BEGIN TODO(6): the retry loop (E1, E3-E6, E10)
         if attempts == 0 {
             return Err(ExecuteError::NoAttempts);
@@ -108,6 +137,7 @@ impl<C: Clock> RetryBreaker<C> {
             if attempt == attempts || !retryable(&error) {
                 return Err(ExecuteError::Task {
                     attempt,
+                    reason: GaveUp::after(attempt, attempts),
                     source: error,
                 });
             }
@@ -141,7 +171,7 @@ async fn pause<S, E>(
     attempts_made: u32,
 ) -> Result<(), ExecuteError<E>>
 where
-    S: Sleeper + ?Sized,
+    S: Sleeper,
 {
     // BEGIN TODO(7): stop sleeping as soon as the token is cancelled (E7)
     // A call cancelled already does not even ask the sleeper.

@@ -6,6 +6,7 @@ use std::time::Duration;
 /// A snapshot of the breaker, as returned by
 /// [`RetryBreaker::state`](crate::RetryBreaker::state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum State {
     /// Every attempt is admitted; `failures` consecutive attempts have failed.
     Closed {
@@ -64,6 +65,7 @@ impl fmt::Display for State {
 /// assert_eq!(Phase::HalfOpen.to_string(), "HALF-OPEN");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Phase {
     /// Calls flow; failures are counted.
     Closed,
