@@ -59,7 +59,7 @@ pub struct RetryBreaker<C> {
 
 impl<C: Clock> RetryBreaker<C> {
     /// A closed breaker that opens after `threshold` consecutive failures and
-    /// stays open for `cooldown` (B1).
+    /// stays open for `cooldown`.
     ///
     /// A zero cooldown is allowed: the next attempt after opening is the
     /// probe. A cooldown too long for the clock keeps the circuit open for
@@ -68,6 +68,7 @@ impl<C: Clock> RetryBreaker<C> {
     /// # Errors
     ///
     /// [`ConfigError::ZeroThreshold`] if `threshold` is 0.
+    // Contract: B1.
     pub fn new(threshold: u32, cooldown: Duration, clock: C) -> Result<Self, ConfigError> {
         // BEGIN TODO(1): refuse a threshold of 0 (B1)
         if threshold == 0 {
@@ -89,8 +90,8 @@ impl<C: Clock> RetryBreaker<C> {
     /// The hook runs after the transition is complete and the breaker's lock
     /// is released, so it may read the breaker; it should be quick, because
     /// it runs on the caller's path. A panic in the hook reaches the caller
-    /// whose operation made the transition, with the breaker left sound
-    /// (B11): an outcome stays counted, and a probe whose admission made the
+    /// whose operation made the transition, with the breaker left sound:
+    /// an outcome stays counted, and a probe whose admission made the
     /// hook panic hands its slot back, since the dependency was never
     /// called. While another panic is already unwinding, the hook's panic is
     /// dropped, so that the first one reaches its caller unchanged.
@@ -109,6 +110,8 @@ impl<C: Clock> RetryBreaker<C> {
     /// assert_eq!(*seen.lock().unwrap(), [(Phase::Closed, Phase::Open)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    // Contract: B11.
+    #[must_use]
     pub fn with_transition_hook(
         mut self,
         hook: impl Fn(&Transition) + Send + Sync + 'static,
@@ -117,8 +120,9 @@ impl<C: Clock> RetryBreaker<C> {
         self
     }
 
-    /// The current state (B10). Cheap, and never changes anything: see
+    /// The current state. Cheap, and never changes anything: see
     /// [`State::Open`] for what a read after the deadline shows.
+    // Contract: B10.
     pub fn state(&self) -> State {
         self.circuit().state(&self.clock)
     }
@@ -156,7 +160,7 @@ impl<C: Clock> RetryBreaker<C> {
         if let Some(generation) = self.shortcut.admit() {
             return Ok(Permit::new(self, generation));
         }
-        let (admitted, transition) = self.locked(|circuit, clock| circuit.admit(clock));
+        let (admitted, transition) = self.locked(Circuit::admit);
         let permit = Permit::new(self, admitted?);
         if let Some(transition) = transition {
             // This admission made the attempt the probe. If the hook panics,

@@ -2,8 +2,10 @@
 //!
 //! A policy maps the number of the attempt that just failed (1 for the
 //! first) to the delay before the next one. Every policy here saturates
-//! instead of overflowing, so no input can make one panic (E8); a
+//! instead of overflowing, so no input can make one panic; a
 //! `Duration` is never negative, so there is no negative delay to reject.
+
+// Contract: E8 (never panic on overflow: saturate).
 
 use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
@@ -116,7 +118,7 @@ pub fn jittered_with_seed(
     move |attempt| {
         let full = policy(attempt);
         let half = full / 2;
-        half + fraction_of(full - half, mix(seed, attempt))
+        half + fraction_of(full.saturating_sub(half), mix(seed, attempt))
     }
 }
 
@@ -137,7 +139,7 @@ fn fraction_of(span: Duration, random: u64) -> Duration {
     from_nanos((span.as_nanos() * numerator) >> 32)
 }
 
-/// SplitMix64 of the seed and attempt: a well-mixed, dependency-free hash.
+/// `SplitMix64` of the seed and attempt: a well-mixed, dependency-free hash.
 fn mix(seed: u64, attempt: u32) -> u64 {
     let mut z = seed
         .wrapping_add(u64::from(attempt).wrapping_mul(0x9E37_79B9_7F4A_7C15))

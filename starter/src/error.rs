@@ -113,23 +113,26 @@ fn describe_remaining(remaining: Duration) -> String {
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ExecuteError<E> {
-    /// `execute` was asked for zero attempts (E1).
+    /// `execute` was asked for zero attempts.
     #[error("execute needs an attempt budget of at least 1; with 0 the task could never run")]
+    // Contract: E1.
     NoAttempts,
-    /// The token was cancelled before an attempt or during a backoff sleep (E2, E7).
+    /// The token was cancelled before an attempt or during a backoff sleep.
     #[error(
         "the call was cancelled after {attempts_made} attempt(s), so no further attempt was made"
     )]
+    // Contract: E2, E7.
     Cancelled {
         /// Attempts that ran before the cancellation was noticed.
         attempts_made: u32,
     },
-    /// The breaker refused an attempt (E3). Retrying at once would only spin.
+    /// The breaker refused an attempt. Retrying at once would only spin.
     ///
     /// If an attempt of this call failed before the refusal, its error is
-    /// the `source` (E10): that failure, or one like it, is why the circuit
+    /// the `source`: that failure, or one like it, is why the circuit
     /// refused, and the caller should learn it.
     #[error("attempt {attempt} was refused: {rejection}")]
+    // Contract: E3, E10.
     Rejected {
         /// The attempt that was refused (1-based).
         attempt: u32,
@@ -139,8 +142,9 @@ pub enum ExecuteError<E> {
         source: Option<E>,
     },
     /// The task failed and was not retried: it was the last attempt, or the
-    /// error is not retryable (E5). `reason` says which.
+    /// error is not retryable. `reason` says which.
     #[error("attempt {attempt} failed and execute gave up, as {reason}")]
+    // Contract: E5.
     Task {
         /// The attempt whose error this is (1-based).
         attempt: u32,
@@ -186,7 +190,7 @@ impl fmt::Display for GaveUp {
 
 impl<E> ExecuteError<E> {
     /// The task's last error: the reason for [`ExecuteError::Task`], or the
-    /// failure before a refusal (E10).
+    /// failure before a refusal.
     #[must_use]
     pub fn task_error(&self) -> Option<&E> {
         match self {

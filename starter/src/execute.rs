@@ -16,14 +16,14 @@ impl<C: Clock> RetryBreaker<C> {
     /// Calls `task` through the breaker, retrying failures that `retryable`
     /// accepts, up to `attempts` attempts in all.
     ///
-    /// For each attempt (E2-E6): a cancelled token ends the call; otherwise
+    /// For each attempt: a cancelled token ends the call; otherwise
     /// the breaker must admit the attempt, or the call ends with its
     /// rejection at once. The attempt's outcome is always reported to the
     /// breaker, so retries count towards opening the circuit. A failure is
     /// retried after sleeping `backoff(n)` (`n` = the attempt that just
     /// failed, from 1) unless it was the last attempt or is not retryable.
     /// There is no sleep before the first attempt or after the last, and a
-    /// cancellation during a sleep ends the call at once (E7).
+    /// cancellation during a sleep ends the call at once.
     ///
     /// The task is not aborted when the token is cancelled: a deadline or a
     /// cancellation check inside the task is the task's business, and its
@@ -92,6 +92,7 @@ impl<C: Clock> RetryBreaker<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
+    // Contract: E1-E10.
     pub async fn execute<T, E, Task, Fut, Retryable, Backoff, S>(
         &self,
         attempts: u32,

@@ -14,7 +14,7 @@ use crate::transition::Generation;
 ///
 /// Report what happened with [`success`](Permit::success) or
 /// [`failure`](Permit::failure). A permit is a guard: if it is dropped
-/// unreported, it still cleans up after itself (B7). Dropped by a panic it
+/// unreported, it still cleans up after itself. Dropped by a panic it
 /// counts as a failure: the breaker cannot tell whose panic it was, and the
 /// code holding the permit was in the middle of calling the dependency.
 /// Dropped for any other reason, nothing was observed, so it records no
@@ -34,6 +34,7 @@ use crate::transition::Generation;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "report the attempt with success() or failure(); a permit dropped unreported records nothing"]
+// Contract: B7 (a permit dropped unreported).
 // The `Clock` bound is here only because the drop guard needs it, and Rust
 // asks a `Drop` impl for exactly the struct's bounds.
 pub struct Permit<'a, C: Clock> {
@@ -56,6 +57,10 @@ impl<'a, C: Clock> Permit<'a, C> {
     }
 
     /// Reports that the attempt succeeded.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
     pub fn success(self) -> Recorded {
         // Reporting consumes the guard, so its drop-time cleanup must not run.
         let permit = ManuallyDrop::new(self);
@@ -63,6 +68,10 @@ impl<'a, C: Clock> Permit<'a, C> {
     }
 
     /// Reports that the attempt failed.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
     pub fn failure(self) -> Recorded {
         let permit = ManuallyDrop::new(self);
         permit.breaker.record_failure(permit.generation)
@@ -126,22 +135,32 @@ impl<C: Clock> OwnedPermit<C> {
     }
 
     /// Reports that the attempt succeeded.
-    pub fn success(self) -> Recorded {
-        self.report(|permit| permit.success())
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
+    pub fn success(mut self) -> Recorded {
+        let breaker = self.take_breaker();
+        Permit::new(&breaker, self.generation).success()
     }
 
     /// Reports that the attempt failed.
-    pub fn failure(self) -> Recorded {
-        self.report(|permit| permit.failure())
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
+    pub fn failure(mut self) -> Recorded {
+        let breaker = self.take_breaker();
+        Permit::new(&breaker, self.generation).failure()
     }
 
-    /// Reports through the borrowed permit this one stands for. Taking the
-    /// breaker out leaves the owned permit's drop nothing to do.
-    fn report(mut self, verdict: impl FnOnce(Permit<'_, C>) -> Recorded) -> Recorded {
+    /// The breaker, for the borrowed permit that reports for this one.
+    /// Taking it out leaves the owned permit's drop nothing to do.
+    fn take_breaker(&mut self) -> Arc<RetryBreaker<C>> {
         let Some(breaker) = self.breaker.take() else {
             unreachable!("only reporting and dropping take the breaker, and both end the permit")
         };
-        verdict(Permit::new(&breaker, self.generation))
+        breaker
     }
 }
 

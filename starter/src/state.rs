@@ -32,6 +32,7 @@ pub enum State {
 
 impl State {
     /// The state without its details, as used in [`Transition`](crate::Transition)s.
+    #[must_use]
     pub fn phase(&self) -> Phase {
         match self {
             State::Closed { .. } => Phase::Closed,

@@ -58,6 +58,11 @@ pub struct TimedOut {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
+///
+/// # Errors
+///
+/// The attempt's own error, or [`TimedOut`] (as `E`) once `limit` has
+/// passed on tokio's clock.
 pub async fn per_attempt<T, E, F>(limit: Duration, attempt: F) -> Result<T, E>
 where
     F: Future<Output = Result<T, E>>,

@@ -29,6 +29,7 @@ impl Generation {
     }
 
     /// The counter's value; a new breaker starts at 0.
+    #[must_use]
     pub fn get(self) -> u64 {
         self.0
     }
