@@ -145,7 +145,7 @@ fn ready<F: Future>(future: F) -> F::Output {
 struct Uncounted<'a>(&'a ManualSleeper);
 
 impl Sleeper for Uncounted<'_> {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
         // The manual sleeper records the delay when it is asked, so the
         // pause covers the call as well as every poll.
         PAUSED.set(true);
@@ -315,7 +315,8 @@ fn a_retried_call_allocates_nothing() {
         result,
         Err(ExecuteError::Task {
             attempt: 2,
-            source: Timeout
+            source: Timeout,
+            ..
         })
     ));
     assert_eq!(counted, NOTHING);

@@ -26,18 +26,18 @@ use retry_breaker_bench::{
     FAILSAFE, Medians, OURS, RECLOSER, criterion_dir, floor, group, load_average, ready, summary,
 };
 use retry_breaker_solution::{
-    ExecuteError, Rejected, RetryBreaker, State, SystemClock, TokioSleeper,
+    ExecuteError, Rejected, RetryBreaker, State, TokioClock, TokioSleeper,
 };
 use tokio_util::sync::CancellationToken;
 
 const THRESHOLD: u32 = 5;
 const COOLDOWN: Duration = Duration::from_secs(3600);
 
-type Ours = RetryBreaker<SystemClock>;
+type Ours = RetryBreaker<TokioClock>;
 type Failsafe = StateMachine<ConsecutiveFailures<Constant>, ()>;
 
 fn ours() -> Ours {
-    RetryBreaker::new(THRESHOLD, COOLDOWN, SystemClock::new()).expect("a valid threshold")
+    RetryBreaker::new(THRESHOLD, COOLDOWN, TokioClock::new()).expect("a valid threshold")
 }
 
 fn ours_open() -> Ours {
@@ -185,7 +185,7 @@ fn open_rejection_sync(group: &mut BenchmarkGroup<'_, WallTime>) {
 /// Runs `bench` on a breaker whose cooldown is over and whose probe is out,
 /// so that every other attempt is refused. The probe reports afterwards.
 fn with_probe_out(bench: impl FnOnce(&Ours)) {
-    let breaker = RetryBreaker::new(1, Duration::ZERO, SystemClock::new()).expect("valid");
+    let breaker = RetryBreaker::new(1, Duration::ZERO, TokioClock::new()).expect("valid");
     breaker.try_acquire().expect("closed").failure();
     let probe = breaker.try_acquire().expect("the cooldown is over");
     assert_eq!(breaker.try_acquire().err(), Some(Rejected::ProbeInFlight));

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ChargeError, PaymentClient, Receipt};
-use crate::kit::{self, ExecuteError, Rejected, RetryBreaker, State, SystemClock, TokioSleeper};
+use crate::kit::{self, ExecuteError, Rejected, RetryBreaker, State, TokioClock, TokioSleeper};
 use crate::orders::{Order, OrderBook, OrderId, OrderStatus};
 use crate::timeline::{Outcome, StateAfter, Timeline};
 
@@ -77,7 +77,7 @@ pub enum Unavailable {
 /// accepts in its book.
 #[derive(Debug)]
 pub struct Checkout {
-    breaker: RetryBreaker<SystemClock>,
+    breaker: RetryBreaker<TokioClock>,
     client: PaymentClient,
     book: OrderBook,
     timeline: Timeline,
@@ -106,7 +106,7 @@ impl Checkout {
         cancel: CancellationToken,
     ) -> Result<Self, kit::ConfigError> {
         let record = timeline.clone();
-        let breaker = RetryBreaker::new(breaker.threshold, breaker.cooldown, SystemClock::new())?
+        let breaker = RetryBreaker::new(breaker.threshold, breaker.cooldown, TokioClock::new())?
             .with_transition_hook(move |transition| record.transition(*transition));
         Ok(Checkout {
             breaker,
@@ -188,7 +188,7 @@ impl Checkout {
     /// Every attempt, and every refusal, goes to the timeline. The book is
     /// left alone: the caller decides what the result means for the order.
     pub async fn pay(&self, order: &Order, caller: Caller) -> Payment {
-        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        self.calls.fetch_add(1, Ordering::Relaxed);
         let label = caller.label(order.id);
         let label = label.as_str();
         let started = Instant::now();
@@ -216,12 +216,12 @@ impl Checkout {
                 verdict
             }
         };
-        // Each call gets its own jitter seed, so calls that fail at the same
+        // Each call draws its own jitter seed, so calls that fail at the same
         // moment spread their retries instead of hitting the gateway in step.
-        let jittered = kit::backoff::jittered(
-            kit::backoff::exponential(self.retry.backoff_base, self.retry.backoff_cap),
-            u64::from(call),
-        );
+        let jittered = kit::backoff::jittered(kit::backoff::exponential(
+            self.retry.backoff_base,
+            self.retry.backoff_cap,
+        ));
         let backoff = |failed_attempt| {
             // The loop asks for the backoff right after reporting the failed
             // attempt, so the state now is the state that attempt left.
@@ -267,14 +267,14 @@ impl Checkout {
             Err(ExecuteError::Task { source, .. }) => {
                 Payment::Unavailable(Unavailable::Failed(source))
             }
-            Err(ExecuteError::Cancelled { .. } | ExecuteError::NoAttempts) => {
-                Payment::Unavailable(Unavailable::Cancelled)
-            }
+            // A cancellation, or (`ExecuteError` may grow) any other end
+            // without an answer from the gateway.
+            Err(_) => Payment::Unavailable(Unavailable::Cancelled),
         }
     }
 
     /// The breaker the checkout (and the settlement worker) pays through.
-    pub fn breaker(&self) -> &RetryBreaker<SystemClock> {
+    pub fn breaker(&self) -> &RetryBreaker<TokioClock> {
         &self.breaker
     }
 

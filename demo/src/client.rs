@@ -16,6 +16,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use crate::gateway::IDEMPOTENCY_KEY;
+use crate::kit::timeout::{self, TimedOut};
 use crate::orders::Order;
 
 /// Proof that the gateway charged an order.
@@ -60,6 +61,13 @@ pub enum ChargeError {
     /// An answer no charge request should get (1xx, 3xx).
     #[error("unexpected HTTP {0}")]
     Unexpected(u16),
+}
+
+/// An attempt that outlived its deadline is a timeout like any other.
+impl From<TimedOut> for ChargeError {
+    fn from(timed_out: TimedOut) -> Self {
+        ChargeError::Timeout(timed_out.limit)
+    }
 }
 
 impl ChargeError {
@@ -172,9 +180,9 @@ impl PaymentClient {
     /// A [`ChargeError`] saying what went wrong and, through
     /// [`ChargeError::is_retryable`], whether trying again may help.
     pub async fn charge(&self, order: &Order) -> Result<Receipt, ChargeError> {
-        tokio::time::timeout(self.deadline, self.exchange(order))
-            .await
-            .unwrap_or(Err(ChargeError::Timeout(self.deadline)))
+        // The deadline is per attempt, so a hang is this attempt's failure,
+        // which the breaker counts.
+        timeout::per_attempt(self.deadline, self.exchange(order)).await
     }
 
     async fn exchange(&self, order: &Order) -> Result<Receipt, ChargeError> {

@@ -195,6 +195,8 @@ fn outcome(outcome: &Outcome) -> String {
             format!("refused by the breaker, {} left", duration(*remaining))
         }
         Outcome::Refused(Rejected::ProbeInFlight) => "refused by the breaker: probe out".to_owned(),
+        // `Rejected` may grow: its own sentence says the rest.
+        Outcome::Refused(other) => format!("refused by the breaker: {other}"),
         Outcome::Note(text) => text.clone(),
     }
 }
@@ -212,6 +214,8 @@ pub fn breaker_state(state: State) -> String {
         State::HalfOpen {
             probe_in_flight: false,
         } => "HALF-OPEN".to_owned(),
+        // `State` may grow: its own display is short too.
+        other => other.to_string(),
     }
 }
 

@@ -14,13 +14,14 @@ use crate::error::Rejected;
 use crate::state::{Phase, State};
 use crate::transition::{Generation, Transition};
 
-/// What a reported outcome did to the circuit (B9).
+/// What a reported outcome did to the circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+// Contract: B9; `Stale` is B6.
 pub enum Recorded {
     /// The outcome belonged to the current generation and was counted.
     Counted,
     /// The circuit had changed state since the attempt was admitted, so the
-    /// outcome was ignored (B6). The caller still gets its value or error.
+    /// outcome was ignored. The caller still gets its value or error.
     Stale,
 }
 

@@ -2,11 +2,15 @@
 //!
 //! Everything the breaker does with time (opening until a deadline, reporting
 //! how much of a cooldown is left) goes through a [`Clock`]. Production code
-//! passes a [`SystemClock`]; tests pass a [`ManualClock`] and move it forward
-//! by hand, so a ten-second cooldown takes no real time at all.
+//! on tokio passes a [`TokioClock`] (or a [`SystemClock`] without tokio);
+//! tests pass a [`ManualClock`] and move it forward by hand, so a ten-second
+//! cooldown takes no real time at all.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+use crate::sleeper::ManualSleeper;
+use crate::time_source::TimeSource;
 
 /// A monotonic source of time.
 ///
@@ -16,10 +20,44 @@ use std::time::{Duration, Instant};
 pub trait Clock {
     /// The time elapsed since this clock's origin. Never goes backwards.
     fn now(&self) -> Duration;
+
+    /// Which time this clock reads, so that
+    /// [`execute`](crate::RetryBreaker::execute) can refuse a sleeper that
+    /// would not move it. [`TimeSource::UNKNOWN`] unless overridden.
+    fn time_source(&self) -> TimeSource {
+        TimeSource::UNKNOWN
+    }
 }
 
-/// The real, monotonic time of the machine, measured from when the clock was
+/// A borrowed clock reads the same time, so a breaker can use a clock that
+/// something else owns.
+impl<C: Clock + ?Sized> Clock for &C {
+    fn now(&self) -> Duration {
+        (**self).now()
+    }
+
+    fn time_source(&self) -> TimeSource {
+        (**self).time_source()
+    }
+}
+
+/// A shared clock reads the same time.
+impl<C: Clock + ?Sized> Clock for Arc<C> {
+    fn now(&self) -> Duration {
+        (**self).now()
+    }
+
+    fn time_source(&self) -> TimeSource {
+        (**self).time_source()
+    }
+}
+
+/// The operating system's monotonic time, measured from when the clock was
 /// created.
+///
+/// It reads `std::time::Instant`, which tokio's paused test time does not
+/// move: on tokio, prefer [`TokioClock`], the clock that
+/// [`TokioSleeper`](crate::TokioSleeper) sleeps on.
 ///
 /// ```
 /// use retry_breaker_solution::{Clock, SystemClock};
@@ -35,6 +73,7 @@ pub struct SystemClock {
 
 impl SystemClock {
     /// A clock whose origin is this moment.
+    #[must_use]
     pub fn new() -> Self {
         Self {
             origin: Instant::now(),
@@ -52,12 +91,69 @@ impl Clock for SystemClock {
     fn now(&self) -> Duration {
         self.origin.elapsed()
     }
+
+    fn time_source(&self) -> TimeSource {
+        TimeSource::OPERATING_SYSTEM
+    }
+}
+
+/// Tokio's time (`tokio::time::Instant`), measured from when the clock was
+/// created: the clock that [`TokioSleeper`](crate::TokioSleeper) sleeps on.
+///
+/// In production it is the operating system's time. In a test that pauses
+/// tokio's time (`#[tokio::test(start_paused = true)]`), it moves exactly as
+/// far as the test's sleeps, so a ten-second cooldown passes instantly and
+/// still passes in full.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_solution::{Clock, Sleeper, TokioClock, TokioSleeper};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap().block_on(async {
+/// let clock = TokioClock::new();
+/// TokioSleeper.sleep(Duration::from_secs(10)).await; // paused: no real wait
+/// assert!(clock.now() >= Duration::from_secs(10));
+/// # });
+/// ```
+#[cfg(feature = "tokio")]
+#[derive(Debug, Clone, Copy)]
+pub struct TokioClock {
+    origin: tokio::time::Instant,
+}
+
+#[cfg(feature = "tokio")]
+impl TokioClock {
+    /// A clock whose origin is this moment, on tokio's time.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            origin: tokio::time::Instant::now(),
+        }
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Default for TokioClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Clock for TokioClock {
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+
+    fn time_source(&self) -> TimeSource {
+        TimeSource::TOKIO
+    }
 }
 
 /// A clock that only moves when told to: the heart of every deterministic test.
 ///
 /// Clones share one time, so a test keeps a handle while the breaker owns
-/// another.
+/// another. Sleep on it through [`ManualClock::sleeper`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -75,6 +171,7 @@ pub struct ManualClock {
 
 impl ManualClock {
     /// A clock standing at zero.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
@@ -85,10 +182,23 @@ impl ManualClock {
         let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
         *now = now.saturating_add(by);
     }
+
+    /// A sleeper whose every sleep moves this clock (and its clones)
+    /// forward: the only sleeper that a breaker on this clock should be
+    /// handed.
+    #[must_use]
+    pub fn sleeper(&self) -> ManualSleeper {
+        ManualSleeper::new(self.clone())
+    }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> Duration {
         *self.now.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn time_source(&self) -> TimeSource {
+        // Clones share the allocation, so its address names the shared time.
+        TimeSource::manual(Arc::as_ptr(&self.now).addr())
     }
 }

@@ -8,41 +8,68 @@ use tokio_util::sync::CancellationToken;
 use crate::attempt;
 use crate::breaker::RetryBreaker;
 use crate::clock::Clock;
-use crate::error::ExecuteError;
+use crate::error::{ExecuteError, GaveUp};
 use crate::sleeper::Sleeper;
+use crate::time_source;
 
 impl<C: Clock> RetryBreaker<C> {
     /// Calls `task` through the breaker, retrying failures that `retryable`
     /// accepts, up to `attempts` attempts in all.
     ///
-    /// For each attempt (E2-E6): a cancelled token ends the call; otherwise
+    /// For each attempt: a cancelled token ends the call; otherwise
     /// the breaker must admit the attempt, or the call ends with its
     /// rejection at once. The attempt's outcome is always reported to the
     /// breaker, so retries count towards opening the circuit. A failure is
     /// retried after sleeping `backoff(n)` (`n` = the attempt that just
     /// failed, from 1) unless it was the last attempt or is not retryable.
     /// There is no sleep before the first attempt or after the last, and a
-    /// cancellation during a sleep ends the call at once (E7).
+    /// cancellation during a sleep ends the call at once.
     ///
     /// The task is not aborted when the token is cancelled: a deadline or a
     /// cancellation check inside the task is the task's business, and its
     /// outcome is reported like any other.
+    ///
+    /// To give each attempt a deadline, so that a hang counts as a failure,
+    /// wrap the attempt in [`timeout::per_attempt`](crate::timeout::per_attempt)
+    /// inside the task, not the call in a timeout outside it. For the
+    /// settings as one reusable value, see [`RetryPolicy`](crate::RetryPolicy).
+    ///
+    /// # Why the task is `FnMut() -> Fut`
+    ///
+    /// Each attempt needs a fresh future, so the task is something that can
+    /// be called again. Async closures (`async || ...`, with the
+    /// `AsyncFnMut` bound) are stable only since Rust 1.85, which this crate
+    /// supports, but a bound on them cannot yet say that the future is
+    /// `Send`, so `execute` with one could not be spawned on a
+    /// multi-threaded runtime. `FnMut() -> Fut` lets the caller's `Fut` keep
+    /// its `Send`, and a closure that returns an `async` block works on every
+    /// Rust version.
     ///
     /// # Errors
     ///
     /// See [`ExecuteError`]. A panic in the task is counted as a failure and
     /// then continues unwinding; it is never turned into an error.
     ///
+    /// # Panics
+    ///
+    /// When the task panics, as above. (A sleeper whose sleeps would not
+    /// move the breaker's clock, such as a
+    /// [`ManualSleeper`](crate::ManualSleeper) of another
+    /// [`ManualClock`](crate::ManualClock), or a
+    /// [`TokioSleeper`](crate::TokioSleeper) with a
+    /// [`SystemClock`](crate::SystemClock), is an error instead:
+    /// [`ExecuteError::TimeMismatch`].)
+    ///
     /// # Example
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_breaker_solution::{backoff, ManualClock, ManualSleeper, RetryBreaker};
+    /// use retry_breaker_solution::{backoff, ManualClock, RetryBreaker};
     /// use tokio_util::sync::CancellationToken;
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let clock = ManualClock::new();
-    /// let sleeper = ManualSleeper::new(clock.clone());
+    /// let sleeper = clock.sleeper();
     /// let breaker = RetryBreaker::new(5, Duration::from_secs(30), clock)?;
     ///
     /// let mut calls = 0;
@@ -66,6 +93,7 @@ impl<C: Clock> RetryBreaker<C> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
+    // Contract: E1-E10.
     pub async fn execute<T, E, Task, Fut, Retryable, Backoff, S>(
         &self,
         attempts: u32,
@@ -80,8 +108,18 @@ impl<C: Clock> RetryBreaker<C> {
         Fut: Future<Output = Result<T, E>>,
         Retryable: Fn(&E) -> bool,
         Backoff: Fn(u32) -> Duration,
-        S: Sleeper + ?Sized,
+        S: Sleeper,
     {
+        // A sleeper that does not move the breaker's clock would leave every
+        // cooldown running forever: refuse the pair on the first call.
+        let (clock, slept) = (self.clock().time_source(), sleeper.time_source());
+        if let Some(advice) = time_source::mismatch(clock, slept) {
+            return Err(ExecuteError::TimeMismatch {
+                clock,
+                sleeper: slept,
+                advice,
+            });
+        }
         // BEGIN TODO(6): the retry loop (E1, E3-E6, E10)
         if attempts == 0 {
             return Err(ExecuteError::NoAttempts);
@@ -108,6 +146,7 @@ impl<C: Clock> RetryBreaker<C> {
             if attempt == attempts || !retryable(&error) {
                 return Err(ExecuteError::Task {
                     attempt,
+                    reason: GaveUp::after(attempt, attempts),
                     source: error,
                 });
             }
@@ -141,7 +180,7 @@ async fn pause<S, E>(
     attempts_made: u32,
 ) -> Result<(), ExecuteError<E>>
 where
-    S: Sleeper + ?Sized,
+    S: Sleeper,
 {
     // BEGIN TODO(7): stop sleeping as soon as the token is cancelled (E7)
     // A call cancelled already does not even ask the sleeper.

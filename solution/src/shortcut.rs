@@ -37,8 +37,16 @@
 //!   the circuit is an attempt of the old generation, exactly as if it had
 //!   taken the lock first, and its outcome will be stale.
 //!
-//! The word is written with `Release` and read with `Acquire`, so a fast
-//! reader also sees everything the critical section that wrote it did.
+//! What this rests on is that the shortcut is one word, written only under
+//! the lock, and that a fast operation reads that word and nothing else (the
+//! generation travels inside it). All writes to a single atomic fall into
+//! one modification order, here the order in which the critical sections
+//! ran, and a read returns some value of that order no older than any the
+//! reader has already seen. So a fast reader always sees the word exactly
+//! as some critical section left it, never a mix, and no other memory has
+//! to be ordered with it. The `Release` store and `Acquire` load are kept
+//! for a reader of the future who adds data beside the word; the argument
+//! above does not depend on them.
 //!
 //! The circuit never changes anything before it has checked everything (see
 //! `RetryBreaker::circuit`), so an operation that panics leaves the circuit

@@ -31,6 +31,7 @@ impl Generation {
     // END SOLUTION ONLY
 
     /// The counter's value; a new breaker starts at 0.
+    #[must_use]
     pub fn get(self) -> u64 {
         self.0
     }
@@ -48,6 +49,7 @@ impl fmt::Display for Generation {
 /// Receive them with
 /// [`RetryBreaker::with_transition_hook`](crate::RetryBreaker::with_transition_hook).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct Transition {
     /// The phase the circuit left.
     pub from: Phase,
@@ -57,6 +59,29 @@ pub struct Transition {
     pub at: Duration,
     /// The generation the transition began.
     pub generation: Generation,
+}
+
+impl Transition {
+    /// A transition record, for testing code that consumes them (a
+    /// breaker makes its own). Fields added later get neutral values here,
+    /// so this keeps compiling.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{Generation, Phase, Transition};
+    ///
+    /// let t = Transition::new(Phase::Closed, Phase::Open, Duration::from_millis(5), Generation::default());
+    /// assert_eq!(t.to_string(), "t=5ms CLOSED -> OPEN (g0)");
+    /// ```
+    #[must_use]
+    pub fn new(from: Phase, to: Phase, at: Duration, generation: Generation) -> Self {
+        Transition {
+            from,
+            to,
+            at,
+            generation,
+        }
+    }
 }
 
 impl fmt::Display for Transition {

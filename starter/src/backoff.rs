@@ -2,9 +2,12 @@
 //!
 //! A policy maps the number of the attempt that just failed (1 for the
 //! first) to the delay before the next one. Every policy here saturates
-//! instead of overflowing, so no input can make one panic (E8); a
+//! instead of overflowing, so no input can make one panic; a
 //! `Duration` is never negative, so there is no negative delay to reject.
 
+// Contract: E8 (never panic on overflow: saturate).
+
+use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
 
 /// The same delay after every failure.
@@ -72,29 +75,59 @@ fn from_nanos(nanos: u128) -> Duration {
 /// all retry at the same instant.
 ///
 /// Each delay is drawn from `[d / 2, d]`, where `d = policy(attempt)`: half
-/// of it kept, so retries still back off, and half of it random. The draw is
-/// a pure function of `seed` and the attempt number, so a test, or a replay
-/// of a production incident, sees the same delays every time; give each
-/// caller its own seed.
+/// of it kept, so retries still back off, and half of it random. Every call
+/// of `jittered` draws a fresh seed from the standard library's randomly
+/// keyed hasher, so two policies (in one process or in two) spread their
+/// retries differently. Build one per call to `execute`: a policy shared by
+/// many calls gives them all the same delay for the same attempt. For a
+/// reproducible sequence (a test, the replay of an incident), use
+/// [`jittered_with_seed`].
 ///
 /// ```
 /// use std::time::Duration;
 /// use retry_breaker_starter::backoff;
 ///
-/// let policy = backoff::jittered(backoff::constant(Duration::from_secs(2)), 7);
+/// let policy = backoff::jittered(backoff::constant(Duration::from_secs(2)));
+/// let delay = policy(1);
+/// assert!(Duration::from_secs(1) <= delay && delay <= Duration::from_secs(2));
+/// ```
+pub fn jittered(
+    policy: impl Fn(u32) -> Duration + Clone + Send + Sync,
+) -> impl Fn(u32) -> Duration + Clone + Send + Sync {
+    jittered_with_seed(policy, fresh_seed())
+}
+
+/// [`jittered`] with the seed given: the delays are a pure function of
+/// `seed` and the attempt number, so a test sees the same delays every
+/// time. In production, prefer [`jittered`]: callers that share a seed
+/// retry in lockstep, the very herd that jitter exists to break up.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_starter::backoff;
+///
+/// let policy = backoff::jittered_with_seed(backoff::constant(Duration::from_secs(2)), 7);
 /// let delay = policy(1);
 /// assert!(Duration::from_secs(1) <= delay && delay <= Duration::from_secs(2));
 /// assert_eq!(policy(1), delay, "same seed and attempt, same delay");
 /// ```
-pub fn jittered(
+pub fn jittered_with_seed(
     policy: impl Fn(u32) -> Duration + Clone + Send + Sync,
     seed: u64,
 ) -> impl Fn(u32) -> Duration + Clone + Send + Sync {
     move |attempt| {
         let full = policy(attempt);
         let half = full / 2;
-        half + fraction_of(full - half, mix(seed, attempt))
+        half + fraction_of(full.saturating_sub(half), mix(seed, attempt))
     }
+}
+
+/// A seed no other policy shares: std's `RandomState` is keyed from the
+/// operating system's randomness once per thread and moves its keys on for
+/// every new instance, so each call gives another value, with no
+/// dependency and no allocation.
+pub(crate) fn fresh_seed() -> u64 {
+    RandomState::new().hash_one(0_u8)
 }
 
 /// `span * random / 2^32`, in integer arithmetic that cannot overflow: the
@@ -106,7 +139,7 @@ fn fraction_of(span: Duration, random: u64) -> Duration {
     from_nanos((span.as_nanos() * numerator) >> 32)
 }
 
-/// SplitMix64 of the seed and attempt: a well-mixed, dependency-free hash.
+/// `SplitMix64` of the seed and attempt: a well-mixed, dependency-free hash.
 fn mix(seed: u64, attempt: u32) -> u64 {
     let mut z = seed
         .wrapping_add(u64::from(attempt).wrapping_mul(0x9E37_79B9_7F4A_7C15))
@@ -119,6 +152,18 @@ fn mix(seed: u64, attempt: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_jittered_policy_draws_its_own_seed() {
+        let seeds: std::collections::HashSet<u64> = (0..64).map(|_| fresh_seed()).collect();
+        assert_eq!(seeds.len(), 64, "a repeated seed would retry in lockstep");
+
+        // Two default policies over the same delays tell apart within a few
+        // attempts (the chance that 16 draws all agree is nil).
+        let full = Duration::from_secs(1);
+        let (one, two) = (jittered(constant(full)), jittered(constant(full)));
+        assert!((1..=16).any(|attempt| one(attempt) != two(attempt)));
+    }
 
     #[test]
     fn mix_is_splitmix64() {

@@ -3,14 +3,14 @@
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
 use crate::circuit::{Circuit, Recorded};
 use crate::clock::Clock;
 use crate::error::{ConfigError, Rejected};
-use crate::permit::Permit;
+use crate::permit::{OwnedPermit, Permit};
 use crate::state::State;
 use crate::transition::{Generation, Transition};
 
@@ -46,7 +46,7 @@ type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
 /// assert_eq!(breaker.state(), State::Closed { failures: 0 });
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct RetryBreaker<C: Clock> {
+pub struct RetryBreaker<C> {
     circuit: Mutex<Circuit>,
     clock: C,
     hook: Option<TransitionHook>,
@@ -54,7 +54,7 @@ pub struct RetryBreaker<C: Clock> {
 
 impl<C: Clock> RetryBreaker<C> {
     /// A closed breaker that opens after `threshold` consecutive failures and
-    /// stays open for `cooldown` (B1).
+    /// stays open for `cooldown`.
     ///
     /// A zero cooldown is allowed: the next attempt after opening is the
     /// probe. A cooldown too long for the clock keeps the circuit open for
@@ -63,6 +63,7 @@ impl<C: Clock> RetryBreaker<C> {
     /// # Errors
     ///
     /// [`ConfigError::ZeroThreshold`] if `threshold` is 0.
+    // Contract: B1.
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub fn new(threshold: u32, cooldown: Duration, clock: C) -> Result<Self, ConfigError> {
@@ -81,8 +82,8 @@ impl<C: Clock> RetryBreaker<C> {
     /// The hook runs after the transition is complete and the breaker's lock
     /// is released, so it may read the breaker; it should be quick, because
     /// it runs on the caller's path. A panic in the hook reaches the caller
-    /// whose operation made the transition, with the breaker left sound
-    /// (B11): an outcome stays counted, and a probe whose admission made the
+    /// whose operation made the transition, with the breaker left sound:
+    /// an outcome stays counted, and a probe whose admission made the
     /// hook panic hands its slot back, since the dependency was never
     /// called. While another panic is already unwinding, the hook's panic is
     /// dropped, so that the first one reaches its caller unchanged.
@@ -101,6 +102,8 @@ impl<C: Clock> RetryBreaker<C> {
     /// assert_eq!(*seen.lock().unwrap(), [(Phase::Closed, Phase::Open)]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    // Contract: B11.
+    #[must_use]
     pub fn with_transition_hook(
         mut self,
         hook: impl Fn(&Transition) + Send + Sync + 'static,
@@ -109,8 +112,9 @@ impl<C: Clock> RetryBreaker<C> {
         self
     }
 
-    /// The current state (B10). Cheap, and never changes anything: see
+    /// The current state. Cheap, and never changes anything: see
     /// [`State::Open`] for what a read after the deadline shows.
+    // Contract: B10.
     pub fn state(&self) -> State {
         self.circuit().state(&self.clock)
     }
@@ -144,7 +148,7 @@ impl<C: Clock> RetryBreaker<C> {
     /// [`Rejected`] while the circuit is open or a half-open probe is in
     /// flight. Nothing is counted for a rejection.
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
-        let (admitted, transition) = self.locked(|circuit, clock| circuit.admit(clock));
+        let (admitted, transition) = self.locked(Circuit::admit);
         let permit = Permit::new(self, admitted?);
         if let Some(transition) = transition {
             // This admission made the attempt the probe. If the hook panics,
@@ -157,6 +161,37 @@ impl<C: Clock> RetryBreaker<C> {
             }
         }
         Ok(permit)
+    }
+
+    /// [`try_acquire`](RetryBreaker::try_acquire) for a breaker behind an
+    /// `Arc`: the permit holds its own reference to the breaker, so it can
+    /// move into a spawned task, as `tokio::sync::Semaphore::acquire_owned`
+    /// does for semaphores. Reporting and dropping work as for [`Permit`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use retry_breaker_starter::{ManualClock, RetryBreaker, State};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let breaker = Arc::new(RetryBreaker::new(1, Duration::from_secs(5), ManualClock::new())?);
+    /// let permit = breaker.try_acquire_owned()?;
+    /// tokio::spawn(async move {
+    ///     // ... call the dependency ...
+    ///     permit.failure();
+    /// })
+    /// .await?;
+    /// assert_eq!(breaker.state(), State::Open { remaining: Duration::from_secs(5) });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As for [`try_acquire`](RetryBreaker::try_acquire).
+    pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
+        let generation = self.try_acquire()?.into_generation();
+        Ok(OwnedPermit::new(Arc::clone(self), generation))
     }
 
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
@@ -214,13 +249,35 @@ impl<C: Clock> RetryBreaker<C> {
 
 impl<C: Clock> fmt::Debug for RetryBreaker<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let circuit = self.circuit();
+        // The clock is the user's code: read it before taking the lock, so a
+        // slow or panicking clock never runs inside the critical section.
+        // (A transition between the reading and the lock can only make the
+        // remaining cooldown shown a little longer than the truth.)
+        let now = Fixed(self.clock.now());
+        let (state, generation, threshold, cooldown) = {
+            let circuit = self.circuit();
+            (
+                circuit.state(&now),
+                circuit.generation(),
+                circuit.threshold(),
+                circuit.cooldown(),
+            )
+        };
         f.debug_struct("RetryBreaker")
-            .field("state", &circuit.state(&self.clock))
-            .field("generation", &circuit.generation())
-            .field("threshold", &circuit.threshold())
-            .field("cooldown", &circuit.cooldown())
+            .field("state", &state)
+            .field("generation", &generation)
+            .field("threshold", &threshold)
+            .field("cooldown", &cooldown)
             .field("hook", &self.hook.is_some())
-            .finish()
+            .finish_non_exhaustive()
+    }
+}
+
+/// One clock reading, taken before the lock.
+struct Fixed(Duration);
+
+impl Clock for Fixed {
+    fn now(&self) -> Duration {
+        self.0
     }
 }

@@ -1,9 +1,13 @@
 //! Everything that can go wrong, in sentences a reader understands without
 //! opening the source.
 
+use std::error::Error as StdError;
+use std::fmt;
 use std::time::Duration;
 
 use thiserror::Error;
+
+use crate::time_source::TimeSource;
 
 /// The breaker was configured with values that cannot work.
 ///
@@ -15,6 +19,7 @@ use thiserror::Error;
 /// assert_eq!(err, ConfigError::ZeroThreshold);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// A threshold of zero failures would open the circuit before anything failed.
     #[error(
@@ -25,6 +30,7 @@ pub enum ConfigError {
 
 /// The breaker refused to admit an attempt. The dependency was not called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum Rejected {
     /// The circuit is open and its cooldown has not run out.
     #[error(
@@ -45,6 +51,7 @@ pub enum Rejected {
 impl Rejected {
     /// How long until an attempt could be admitted again: the rest of the
     /// cooldown, or zero while a probe decides.
+    #[must_use]
     pub fn remaining(&self) -> Duration {
         match self {
             Rejected::Open { remaining } => *remaining,
@@ -65,25 +72,69 @@ fn describe_remaining(remaining: Duration) -> String {
 ///
 /// The task's own error is kept whole as the `source` of
 /// [`ExecuteError::Task`].
+///
+/// It is `#[non_exhaustive]`: match it with a `_` arm, since later versions
+/// may give up for new reasons.
+///
+/// An `ExecuteError<E>` is a [`std::error::Error`] when `E` is one, with
+/// the task's error as its `source`. An error type that is not, such as
+/// `anyhow::Error`, still works as `E`; [`erase`](ExecuteError::erase)
+/// turns the result into an error that `?` passes on:
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_starter::{backoff, ExecuteError, ManualClock, RetryBreaker};
+/// use tokio_util::sync::CancellationToken;
+///
+/// async fn charge(breaker: &RetryBreaker<ManualClock>) -> anyhow::Result<u32> {
+///     let sleeper = breaker.clock().sleeper();
+///     let receipt = breaker
+///         .execute(
+///             2,
+///             || async { Err::<u32, _>(anyhow::anyhow!("gateway down")) },
+///             |_| true,
+///             backoff::constant(Duration::from_millis(10)),
+///             &CancellationToken::new(),
+///             &sleeper,
+///         )
+///         .await
+///         .map_err(ExecuteError::erase)?;
+///     Ok(receipt)
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let breaker = RetryBreaker::new(5, Duration::from_secs(1), ManualClock::new())?;
+/// let error = charge(&breaker).await.unwrap_err();
+/// assert_eq!(
+///     format!("{error:#}"),
+///     "attempt 2 failed and execute gave up, as no attempts were left: gateway down",
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ExecuteError<E> {
-    /// `execute` was asked for zero attempts (E1).
+    /// `execute` was asked for zero attempts.
     #[error("execute needs an attempt budget of at least 1; with 0 the task could never run")]
+    // Contract: E1.
     NoAttempts,
-    /// The token was cancelled before an attempt or during a backoff sleep (E2, E7).
+    /// The token was cancelled before an attempt or during a backoff sleep.
     #[error(
         "the call was cancelled after {attempts_made} attempt(s), so no further attempt was made"
     )]
+    // Contract: E2, E7.
     Cancelled {
         /// Attempts that ran before the cancellation was noticed.
         attempts_made: u32,
     },
-    /// The breaker refused an attempt (E3). Retrying at once would only spin.
+    /// The breaker refused an attempt. Retrying at once would only spin.
     ///
     /// If an attempt of this call failed before the refusal, its error is
-    /// the `source` (E10): that failure, or one like it, is why the circuit
+    /// the `source`: that failure, or one like it, is why the circuit
     /// refused, and the caller should learn it.
     #[error("attempt {attempt} was refused: {rejection}")]
+    // Contract: E3, E10.
     Rejected {
         /// The attempt that was refused (1-based).
         attempt: u32,
@@ -92,20 +143,72 @@ pub enum ExecuteError<E> {
         /// The error of this call's previous attempt, if there was one.
         source: Option<E>,
     },
+    /// The sleeper's sleeps would not move the breaker's clock, so every
+    /// cooldown would last forever. Nothing was attempted: this is a wiring
+    /// mistake, reported on the first call.
+    #[error(
+        "execute was handed a sleeper whose sleeps do not move the breaker's clock (the breaker \
+         reads {clock}, the sleeper waits on {sleeper}), so a cooldown would never run out: {advice}"
+    )]
+    TimeMismatch {
+        /// The time the breaker's clock reads.
+        clock: TimeSource,
+        /// The time the sleeper waits on.
+        sleeper: TimeSource,
+        /// What to do instead.
+        advice: &'static str,
+    },
     /// The task failed and was not retried: it was the last attempt, or the
-    /// error is not retryable (E5).
-    #[error("attempt {attempt} failed and execute gave up (no attempts left, or not retryable)")]
+    /// error is not retryable. `reason` says which.
+    #[error("attempt {attempt} failed and execute gave up, as {reason}")]
+    // Contract: E5.
     Task {
         /// The attempt whose error this is (1-based).
         attempt: u32,
+        /// Why this failure was not retried.
+        reason: GaveUp,
         /// The task's own error, unchanged.
         source: E,
     },
 }
 
+/// Why [`execute`](crate::RetryBreaker::execute) did not retry a failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GaveUp {
+    /// It was the last attempt the budget allowed (the error may well have
+    /// been retryable).
+    NoAttemptsLeft,
+    /// The `retryable` predicate turned the error down, with attempts left.
+    NotRetryable,
+}
+
+impl GaveUp {
+    /// The reason for giving up after attempt `attempt` of `budget`: with
+    /// none left it is the budget, otherwise the predicate must have said no.
+    #[must_use]
+    pub fn after(attempt: u32, budget: u32) -> Self {
+        if attempt >= budget {
+            GaveUp::NoAttemptsLeft
+        } else {
+            GaveUp::NotRetryable
+        }
+    }
+}
+
+impl fmt::Display for GaveUp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GaveUp::NoAttemptsLeft => "no attempts were left",
+            GaveUp::NotRetryable => "the error is not retryable",
+        })
+    }
+}
+
 impl<E> ExecuteError<E> {
     /// The task's last error: the reason for [`ExecuteError::Task`], or the
-    /// failure before a refusal (E10).
+    /// failure before a refusal.
+    #[must_use]
     pub fn task_error(&self) -> Option<&E> {
         match self {
             ExecuteError::Task { source, .. } => Some(source),
@@ -116,11 +219,92 @@ impl<E> ExecuteError<E> {
 
     /// Takes the task's last error out, as [`task_error`](Self::task_error)
     /// finds it.
+    #[must_use]
     pub fn into_task_error(self) -> Option<E> {
         match self {
             ExecuteError::Task { source, .. } => Some(source),
             ExecuteError::Rejected { source, .. } => source,
             _ => None,
         }
+    }
+}
+
+impl<E> ExecuteError<E>
+where
+    E: Into<Box<dyn StdError + Send + Sync>>,
+{
+    /// The same error with the task's error boxed as an [`ErasedError`]:
+    /// a [`std::error::Error`] whatever `E` was, so `?` can pass it into an
+    /// `anyhow::Result` or a `Box<dyn Error>` even when `E` is
+    /// `anyhow::Error`, which is not itself a `std::error::Error`.
+    ///
+    /// (No blanket impl can make `ExecuteError<anyhow::Error>` an error
+    /// directly: one for "`E` is an error" and one for `anyhow::Error` would
+    /// overlap should anyhow ever implement `Error`, so Rust refuses both.)
+    #[must_use]
+    pub fn erase(self) -> ExecuteError<ErasedError> {
+        let erase = |source: E| ErasedError(source.into());
+        match self {
+            ExecuteError::NoAttempts => ExecuteError::NoAttempts,
+            ExecuteError::Cancelled { attempts_made } => ExecuteError::Cancelled { attempts_made },
+            ExecuteError::TimeMismatch {
+                clock,
+                sleeper,
+                advice,
+            } => ExecuteError::TimeMismatch {
+                clock,
+                sleeper,
+                advice,
+            },
+            ExecuteError::Rejected {
+                attempt,
+                rejection,
+                source,
+            } => ExecuteError::Rejected {
+                attempt,
+                rejection,
+                source: source.map(erase),
+            },
+            ExecuteError::Task {
+                attempt,
+                reason,
+                source,
+            } => ExecuteError::Task {
+                attempt,
+                reason,
+                source: erase(source),
+            },
+        }
+    }
+}
+
+/// A task's error behind a box, from [`ExecuteError::erase`]. It shows as
+/// the error it holds, and its `source` is that error's own `source`, so
+/// the chain reads as before.
+pub struct ErasedError(Box<dyn StdError + Send + Sync>);
+
+impl ErasedError {
+    /// The boxed error, to inspect or downcast.
+    #[must_use]
+    pub fn into_inner(self) -> Box<dyn StdError + Send + Sync> {
+        self.0
+    }
+}
+
+impl fmt::Debug for ErasedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for ErasedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl StdError for ErasedError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.0.source()
     }
 }

@@ -8,18 +8,29 @@
 //! a task in a retry loop whose every attempt goes through the breaker.
 //!
 //! Time, sleeping and cancellation are all injected ([`Clock`], [`Sleeper`],
-//! a [`CancellationToken`]), so with a [`ManualClock`] and a
+//! a [`CancellationToken`]), so with a [`ManualClock`] and its
 //! [`ManualSleeper`] every behaviour is a deterministic function of its
-//! inputs.
+//! inputs. On tokio, a [`TokioClock`] and the [`TokioSleeper`] share tokio's
+//! time, so tests with paused time work as well; `execute` refuses a sleeper
+//! whose sleeps would not move the breaker's clock.
+//!
+//! [`RetryPolicy`] holds the retry settings as one value for production
+//! code, and [`timeout::per_attempt`] gives each attempt a deadline, so that
+//! a hang is a failure the breaker counts.
+//!
+//! # Features
+//!
+//! - `tokio` (default): [`TokioClock`], [`TokioSleeper`] and [`timeout`], on
+//!   tokio's timer. Without it the crate needs no timer at all.
 //!
 //! ```
 //! use std::time::Duration;
-//! use retry_breaker_starter::{backoff, ExecuteError, ManualClock, ManualSleeper, RetryBreaker, State};
+//! use retry_breaker_starter::{backoff, ExecuteError, ManualClock, RetryBreaker, State};
 //! use tokio_util::sync::CancellationToken;
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let clock = ManualClock::new();
-//! let sleeper = ManualSleeper::new(clock.clone());
+//! let sleeper = clock.sleeper();
 //! let breaker = RetryBreaker::new(3, Duration::from_secs(10), clock.clone())?;
 //! let cancel = CancellationToken::new();
 //!
@@ -47,6 +58,7 @@
 // The provided helpers look unused until your TODOs call them.
 #![allow(dead_code, unused_imports)]
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod attempt;
 pub mod backoff;
@@ -57,15 +69,25 @@ mod deadline;
 mod error;
 mod execute;
 mod permit;
+mod policy;
 mod sleeper;
 mod state;
+mod time_source;
+#[cfg(feature = "tokio")]
+pub mod timeout;
 mod transition;
 
 pub use breaker::RetryBreaker;
 pub use circuit::Recorded;
+#[cfg(feature = "tokio")]
+pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use error::{ConfigError, ExecuteError, Rejected};
-pub use permit::Permit;
-pub use sleeper::{ManualSleeper, Sleeper, TokioSleeper};
+pub use error::{ConfigError, ErasedError, ExecuteError, GaveUp, Rejected};
+pub use permit::{OwnedPermit, Permit};
+pub use policy::RetryPolicy;
+#[cfg(feature = "tokio")]
+pub use sleeper::TokioSleeper;
+pub use sleeper::{ManualSleeper, Sleeper};
 pub use state::{Phase, State};
+pub use time_source::TimeSource;
 pub use transition::{Generation, Transition};

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::mem::ManuallyDrop;
+use std::sync::Arc;
 
 use crate::breaker::RetryBreaker;
 use crate::circuit::Recorded;
@@ -13,7 +14,7 @@ use crate::transition::Generation;
 ///
 /// Report what happened with [`success`](Permit::success) or
 /// [`failure`](Permit::failure). A permit is a guard: if it is dropped
-/// unreported, it still cleans up after itself (B7). Dropped by a panic it
+/// unreported, it still cleans up after itself. Dropped by a panic it
 /// counts as a failure: the breaker cannot tell whose panic it was, and the
 /// code holding the permit was in the middle of calling the dependency.
 /// Dropped for any other reason, nothing was observed, so it records no
@@ -33,6 +34,9 @@ use crate::transition::Generation;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "report the attempt with success() or failure(); a permit dropped unreported records nothing"]
+// Contract: B7 (a permit dropped unreported).
+// The `Clock` bound is here only because the drop guard needs it, and Rust
+// asks a `Drop` impl for exactly the struct's bounds.
 pub struct Permit<'a, C: Clock> {
     breaker: &'a RetryBreaker<C>,
     generation: Generation,
@@ -47,11 +51,16 @@ impl<'a, C: Clock> Permit<'a, C> {
     }
 
     /// The generation this attempt was admitted in.
+    #[must_use]
     pub fn generation(&self) -> Generation {
         self.generation
     }
 
     /// Reports that the attempt succeeded.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
     pub fn success(self) -> Recorded {
         // Reporting consumes the guard, so its drop-time cleanup must not run.
         let permit = ManuallyDrop::new(self);
@@ -59,9 +68,19 @@ impl<'a, C: Clock> Permit<'a, C> {
     }
 
     /// Reports that the attempt failed.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
     pub fn failure(self) -> Recorded {
         let permit = ManuallyDrop::new(self);
         permit.breaker.record_failure(permit.generation)
+    }
+
+    /// Takes the generation out, leaving the attempt to whoever carries it on
+    /// (an [`OwnedPermit`]): nothing is recorded.
+    pub(crate) fn into_generation(self) -> Generation {
+        ManuallyDrop::new(self).generation
     }
 
     /// Gives the permit back with no verdict, panicking or not: for callers
@@ -84,6 +103,82 @@ impl<C: Clock> Drop for Permit<'_, C> {
 impl<C: Clock> fmt::Debug for Permit<'_, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A [`Permit`] that owns a share of its breaker, from
+/// [`RetryBreaker::try_acquire_owned`], so it can move into a spawned task.
+///
+/// It behaves exactly as a [`Permit`]: report with
+/// [`success`](OwnedPermit::success) or [`failure`](OwnedPermit::failure);
+/// dropped unreported by a panic it counts as a failure, dropped otherwise
+/// it records no verdict and a probe gives its slot back.
+#[must_use = "report the attempt with success() or failure(); a permit dropped unreported records nothing"]
+pub struct OwnedPermit<C: Clock> {
+    /// Taken out when the permit reports, so that its drop then does nothing.
+    breaker: Option<Arc<RetryBreaker<C>>>,
+    generation: Generation,
+}
+
+impl<C: Clock> OwnedPermit<C> {
+    pub(crate) fn new(breaker: Arc<RetryBreaker<C>>, generation: Generation) -> Self {
+        OwnedPermit {
+            breaker: Some(breaker),
+            generation,
+        }
+    }
+
+    /// The generation this attempt was admitted in.
+    #[must_use]
+    pub fn generation(&self) -> Generation {
+        self.generation
+    }
+
+    /// Reports that the attempt succeeded.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
+    pub fn success(mut self) -> Recorded {
+        let breaker = self.take_breaker();
+        Permit::new(&breaker, self.generation).success()
+    }
+
+    /// Reports that the attempt failed.
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
+    pub fn failure(mut self) -> Recorded {
+        let breaker = self.take_breaker();
+        Permit::new(&breaker, self.generation).failure()
+    }
+
+    /// The breaker, for the borrowed permit that reports for this one.
+    /// Taking it out leaves the owned permit's drop nothing to do.
+    fn take_breaker(&mut self) -> Arc<RetryBreaker<C>> {
+        let Some(breaker) = self.breaker.take() else {
+            unreachable!("only reporting and dropping take the breaker, and both end the permit")
+        };
+        breaker
+    }
+}
+
+impl<C: Clock> Drop for OwnedPermit<C> {
+    fn drop(&mut self) {
+        // Unreported: the borrowed permit's drop does exactly what a dropped
+        // `Permit` does, panicking or not.
+        if let Some(breaker) = self.breaker.take() {
+            drop(Permit::new(&breaker, self.generation));
+        }
+    }
+}
+
+impl<C: Clock> fmt::Debug for OwnedPermit<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit")
             .field("generation", &self.generation)
             .finish_non_exhaustive()
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 /// A snapshot of the breaker, as returned by
 /// [`RetryBreaker::state`](crate::RetryBreaker::state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum State {
     /// Every attempt is admitted; `failures` consecutive attempts have failed.
     Closed {
@@ -31,6 +32,7 @@ pub enum State {
 
 impl State {
     /// The state without its details, as used in [`Transition`](crate::Transition)s.
+    #[must_use]
     pub fn phase(&self) -> Phase {
         match self {
             State::Closed { .. } => Phase::Closed,
@@ -64,6 +66,7 @@ impl fmt::Display for State {
 /// assert_eq!(Phase::HalfOpen.to_string(), "HALF-OPEN");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Phase {
     /// Calls flow; failures are counted.
     Closed,

@@ -142,7 +142,7 @@ struct CancelsWhileAsleep {
 }
 
 impl Sleeper for CancelsWhileAsleep {
-    fn sleep(&self, _: Duration) -> impl Future<Output = ()> + Send {
+    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
         let cancel = self.cancel.clone();
         let finishes = self.finishes;
         async move {
@@ -225,7 +225,7 @@ struct Announced {
 }
 
 impl Sleeper for Announced {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
         self.asleep.cancel();
         retry_breaker::TokioSleeper.sleep(delay)
     }
@@ -294,7 +294,9 @@ fn expected_when_cancelled_during(
 fn shown(result: &Result<u32, ExecuteError<Fault>>) -> Result<u32, String> {
     match result {
         Ok(value) => Ok(*value),
-        Err(ExecuteError::Task { attempt, source }) => Err(format!("Task({attempt}, {source})")),
+        Err(ExecuteError::Task {
+            attempt, source, ..
+        }) => Err(format!("Task({attempt}, {source})")),
         Err(ExecuteError::Cancelled { attempts_made }) => {
             Err(format!("Cancelled({attempts_made})"))
         }

@@ -16,7 +16,9 @@ use crate::support::{Fault, Lab, Script, ms, poll_once, retryable, run};
 fn show<T: Debug>(result: &Result<T, ExecuteError<Fault>>) -> String {
     match result {
         Ok(value) => format!("Ok({value:?})"),
-        Err(ExecuteError::Task { attempt, source }) => format!("Err(attempt {attempt}: {source})"),
+        Err(ExecuteError::Task {
+            attempt, source, ..
+        }) => format!("Err(attempt {attempt}: {source})"),
         Err(ExecuteError::Rejected {
             attempt,
             rejection,

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use retry_breaker::{
-    Clock, ExecuteError, Generation, ManualClock, ManualSleeper, Phase, Rejected, Sleeper, State,
-    SystemClock, TokioSleeper, Transition, backoff,
+    Clock, ExecuteError, GaveUp, Generation, ManualClock, ManualSleeper, Phase, Rejected, Sleeper,
+    State, SystemClock, TokioSleeper, Transition, backoff,
 };
 
 use crate::support::{Fault, ms};
@@ -128,8 +128,8 @@ fn e8_exponential_backoff_doubles_up_to_its_cap_and_saturates() {
 #[test]
 fn e8_jitter_stays_within_half_to_full_and_is_a_pure_function_of_the_seed() {
     let base = backoff::exponential(ms(100), ms(10_000));
-    let one = backoff::jittered(base.clone(), 1);
-    let two = backoff::jittered(base.clone(), 2);
+    let one = backoff::jittered_with_seed(base.clone(), 1);
+    let two = backoff::jittered_with_seed(base.clone(), 2);
     let mut differs = false;
     for attempt in 1..=20 {
         let full = base(attempt);
@@ -147,18 +147,18 @@ fn e8_jitter_stays_within_half_to_full_and_is_a_pure_function_of_the_seed() {
     let full = Duration::from_millis(1_000);
     let mut fifths = [0; 5];
     for seed in 0..1_000 {
-        let delay = backoff::jittered(backoff::constant(full), seed)(1);
+        let delay = backoff::jittered_with_seed(backoff::constant(full), seed)(1);
         let fifth = ((delay - full / 2).as_nanos() * 5 / (full / 2).as_nanos()).min(4);
         fifths[fifth as usize] += 1;
     }
     assert!(fifths.iter().all(|&n| n > 120), "uneven jitter: {fifths:?}");
-    let extreme = backoff::jittered(backoff::constant(Duration::MAX), u64::MAX);
+    let extreme = backoff::jittered_with_seed(backoff::constant(Duration::MAX), u64::MAX);
     assert!(
         extreme(u32::MAX) >= Duration::MAX / 2,
         "no overflow at the extremes"
     );
     assert_eq!(
-        backoff::jittered(backoff::constant(Duration::ZERO), 9)(1),
+        backoff::jittered_with_seed(backoff::constant(Duration::ZERO), 9)(1),
         Duration::ZERO
     );
 }
@@ -239,7 +239,7 @@ fn e8_constant_and_jittered_backoff_hold_for_every_attempt_number_a_u32_holds() 
     for full in [Duration::ZERO, ms(1), Duration::new(7, 3), Duration::MAX] {
         let constant = backoff::constant(full);
         for seed in [0, 1, 7, u64::MAX] {
-            let jittered = backoff::jittered(backoff::constant(full), seed);
+            let jittered = backoff::jittered_with_seed(backoff::constant(full), seed);
             for attempt in attempt_numbers() {
                 assert_eq!(
                     constant(attempt),
@@ -269,9 +269,17 @@ fn every_error_message_is_a_sentence_about_what_happened() {
     );
     let task = ExecuteError::Task {
         attempt: 3,
+        reason: GaveUp::NoAttemptsLeft,
         source: Fault::Timeout,
     };
     assert!(task.to_string().contains("attempt 3"), "{task}");
+    assert!(task.to_string().contains("no attempts were left"), "{task}");
+    let refused = ExecuteError::Task {
+        attempt: 1,
+        reason: GaveUp::NotRetryable,
+        source: Fault::Declined,
+    };
+    assert!(refused.to_string().contains("not retryable"), "{refused}");
     let rejected = ExecuteError::<Fault>::Rejected {
         attempt: 1,
         rejection: Rejected::ProbeInFlight,
@@ -314,11 +322,6 @@ fn states_phases_and_transitions_print_for_humans() {
         "HALF-OPEN (probe in flight)"
     );
     assert_eq!(State::Open { remaining: ms(3) }.phase(), Phase::Open);
-    let transition = Transition {
-        from: Phase::Open,
-        to: Phase::HalfOpen,
-        at: ms(10),
-        generation: Generation::default(),
-    };
+    let transition = Transition::new(Phase::Open, Phase::HalfOpen, ms(10), Generation::default());
     assert_eq!(transition.to_string(), "t=10ms OPEN -> HALF-OPEN (g0)");
 }

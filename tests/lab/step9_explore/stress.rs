@@ -21,7 +21,7 @@ const ROUNDS: u64 = 25_000;
 struct NoWait;
 
 impl Sleeper for NoWait {
-    fn sleep(&self, _: Duration) -> impl Future<Output = ()> + Send {
+    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
         std::future::ready(())
     }
 }

@@ -66,7 +66,7 @@ pub struct TracedSleeper<S> {
 }
 
 impl<S: Sleeper + Sync> Sleeper for TracedSleeper<S> {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
         // Written down when asked for, as every test sleeper does (E7).
         self.timeline
             .log(self.who, format!("sleeps {}ms", delay.as_millis()));

@@ -1,0 +1,264 @@
+//! The retry loop as a value: how production code usually holds it.
+//!
+//! [`RetryBreaker::execute`] takes its six inputs one by one, which makes
+//! each rule of the loop visible where it is used. Services rather set the
+//! policy once (how many attempts, which delays, which errors) and apply it
+//! to many calls, as `backon` and `tower::retry` let them. [`RetryPolicy`] is
+//! that value, and it runs every call through `execute` itself, so it obeys
+//! exactly the same rules.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::backoff;
+use crate::breaker::RetryBreaker;
+use crate::clock::Clock;
+use crate::error::ExecuteError;
+use crate::sleeper::Sleeper;
+
+type Predicate<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
+type Hint<E> = Arc<dyn Fn(&E) -> Option<Duration> + Send + Sync>;
+
+/// How many attempts a call makes, how long it waits between them, and
+/// which errors it retries: set once, applied to every call with
+/// [`run`](RetryPolicy::run).
+///
+/// The delays are jittered by default (a fresh seed per call, see
+/// [`backoff::jittered`]). [`retry_after`](RetryPolicy::retry_after) lets a
+/// failure ask for a longer wait, as an HTTP `Retry-After` header does.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_starter::{ManualClock, RetryBreaker, RetryPolicy};
+///
+/// #[derive(Debug, PartialEq)]
+/// enum Error {
+///     Busy { retry_after: Duration },
+///     Declined,
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let clock = ManualClock::new();
+/// let breaker = RetryBreaker::new(5, Duration::from_secs(30), clock.clone())?;
+/// let policy = RetryPolicy::exponential(Duration::from_millis(100), Duration::from_secs(2))
+///     .attempts(3)
+///     .without_jitter()
+///     .retry_if(|e: &Error| matches!(e, Error::Busy { .. }))
+///     .retry_after(|e: &Error| match e {
+///         Error::Busy { retry_after } => Some(*retry_after),
+///         Error::Declined => None,
+///     });
+///
+/// let sleeper = clock.sleeper();
+/// let mut replies = vec![Ok(7), Err(Error::Busy { retry_after: Duration::from_secs(1) })];
+/// let value = policy
+///     .run(&breaker, &sleeper, || std::future::ready(replies.pop().unwrap()))
+///     .await
+///     .expect("the second attempt succeeds");
+/// assert_eq!(value, 7);
+/// assert_eq!(sleeper.delays(), [Duration::from_secs(1)], "the server asked for a second");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub struct RetryPolicy<E> {
+    attempts: u32,
+    delays: Delays,
+    jitter: Jitter,
+    retryable: Predicate<E>,
+    retry_after: Option<Hint<E>>,
+    cancel: CancellationToken,
+}
+
+/// The delays before jitter and hints.
+#[derive(Debug, Clone, Copy)]
+enum Delays {
+    Constant(Duration),
+    Exponential { base: Duration, cap: Duration },
+}
+
+impl Delays {
+    fn after(self, attempt: u32) -> Duration {
+        match self {
+            Delays::Constant(delay) => backoff::constant(delay)(attempt),
+            Delays::Exponential { base, cap } => backoff::exponential(base, cap)(attempt),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Jitter {
+    Off,
+    FreshSeedPerCall,
+    Seed(u64),
+}
+
+impl<E> RetryPolicy<E> {
+    /// Three attempts, `delay` apart (jittered), retrying every error.
+    #[must_use]
+    pub fn constant(delay: Duration) -> Self {
+        Self::with_delays(Delays::Constant(delay))
+    }
+
+    /// Three attempts, waiting `base` after the first failure and doubling
+    /// up to `cap` (jittered), retrying every error.
+    #[must_use]
+    pub fn exponential(base: Duration, cap: Duration) -> Self {
+        Self::with_delays(Delays::Exponential { base, cap })
+    }
+
+    fn with_delays(delays: Delays) -> Self {
+        RetryPolicy {
+            attempts: 3,
+            delays,
+            jitter: Jitter::FreshSeedPerCall,
+            retryable: Arc::new(|_| true),
+            retry_after: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// Attempts per call, the first included. Zero makes every call fail
+    /// with [`ExecuteError::NoAttempts`].
+    #[must_use]
+    pub fn attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts;
+        self
+    }
+
+    /// Retries only the errors `retryable` accepts; the others end the call.
+    #[must_use]
+    pub fn retry_if(mut self, retryable: impl Fn(&E) -> bool + Send + Sync + 'static) -> Self {
+        self.retryable = Arc::new(retryable);
+        self
+    }
+
+    /// Lets an error name the least wait before the next attempt (a
+    /// `Retry-After`): the policy then waits the longer of that and its own
+    /// delay.
+    #[must_use]
+    pub fn retry_after(
+        mut self,
+        hint: impl Fn(&E) -> Option<Duration> + Send + Sync + 'static,
+    ) -> Self {
+        self.retry_after = Some(Arc::new(hint));
+        self
+    }
+
+    /// The delays exactly as configured, with no jitter.
+    #[must_use]
+    pub fn without_jitter(mut self) -> Self {
+        self.jitter = Jitter::Off;
+        self
+    }
+
+    /// Jitter drawn from `seed`, the same for every call: for tests.
+    #[must_use]
+    pub fn jitter_seed(mut self, seed: u64) -> Self {
+        self.jitter = Jitter::Seed(seed);
+        self
+    }
+
+    /// Ends calls once `cancel` is cancelled, before an attempt or during a
+    /// wait (the rules of [`RetryBreaker::execute`]).
+    #[must_use]
+    pub fn cancel_on(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Runs `task` through `breaker` under this policy, sleeping through
+    /// `sleeper`: a call of [`RetryBreaker::execute`] with the policy's
+    /// settings.
+    ///
+    /// # Errors
+    ///
+    /// As [`RetryBreaker::execute`].
+    ///
+    /// # Panics
+    ///
+    /// As [`RetryBreaker::execute`].
+    pub async fn run<C, T, Task, Fut, S>(
+        &self,
+        breaker: &RetryBreaker<C>,
+        sleeper: &S,
+        mut task: Task,
+    ) -> Result<T, ExecuteError<E>>
+    where
+        C: Clock,
+        Task: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        S: Sleeper,
+    {
+        // The wait the last failure asked for. `execute` asks for the
+        // backoff right after an attempt fails, so the hint it finds here is
+        // that attempt's.
+        let asked = Mutex::new(None);
+        let hint = self.retry_after.as_deref();
+        let task = || {
+            let attempt = task();
+            let asked = &asked;
+            async move {
+                let outcome = attempt.await;
+                if let (Err(error), Some(hint)) = (&outcome, hint) {
+                    *asked.lock().unwrap_or_else(PoisonError::into_inner) = hint(error);
+                }
+                outcome
+            }
+        };
+
+        let delays = self.delays;
+        let planned = move |attempt| delays.after(attempt);
+        let seed = match self.jitter {
+            Jitter::Off => None,
+            Jitter::FreshSeedPerCall => Some(backoff::fresh_seed()),
+            Jitter::Seed(seed) => Some(seed),
+        };
+        let backoff = |attempt| {
+            let delay = match seed {
+                Some(seed) => backoff::jittered_with_seed(planned, seed)(attempt),
+                None => planned(attempt),
+            };
+            let asked = asked.lock().unwrap_or_else(PoisonError::into_inner).take();
+            asked.map_or(delay, |asked| asked.max(delay))
+        };
+
+        breaker
+            .execute(
+                self.attempts,
+                task,
+                |error| (self.retryable)(error),
+                backoff,
+                &self.cancel,
+                sleeper,
+            )
+            .await
+    }
+}
+
+impl<E> Clone for RetryPolicy<E> {
+    fn clone(&self) -> Self {
+        RetryPolicy {
+            attempts: self.attempts,
+            delays: self.delays,
+            jitter: self.jitter,
+            retryable: Arc::clone(&self.retryable),
+            retry_after: self.retry_after.clone(),
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
+impl<E> fmt::Debug for RetryPolicy<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("attempts", &self.attempts)
+            .field("delays", &self.delays)
+            .field("jitter", &self.jitter)
+            .field("retry_after", &self.retry_after.is_some())
+            .finish_non_exhaustive()
+    }
+}

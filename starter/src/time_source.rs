@@ -1,0 +1,92 @@
+//! Which time a clock reads and a sleeper waits on, so that the two can be
+//! checked against each other.
+//!
+//! The breaker reads its own clock and the retry loop sleeps through the
+//! sleeper it is handed. If the sleeper's waiting does not move the
+//! breaker's clock (a manual sleeper built on another manual clock, or a
+//! system clock under tokio's paused time), a cooldown never runs out and
+//! nothing says why. Each clock and sleeper of this crate names its
+//! [`TimeSource`], and [`RetryBreaker::execute`](crate::RetryBreaker::execute)
+//! refuses a pair that cannot agree with a clear error.
+
+use std::fmt;
+
+/// The time a [`Clock`](crate::Clock) reads or a [`Sleeper`](crate::Sleeper)
+/// waits on.
+///
+/// Your own clocks and sleepers report [`TimeSource::UNKNOWN`] unless they
+/// say otherwise, and an unknown source pairs with anything.
+///
+/// ```
+/// use retry_breaker_starter::{Clock, ManualClock, Sleeper, TimeSource};
+///
+/// let clock = ManualClock::new();
+/// assert!(clock.time_source().pairs_with(clock.sleeper().time_source()));
+/// assert!(!clock.time_source().pairs_with(ManualClock::new().sleeper().time_source()));
+/// assert!(TimeSource::UNKNOWN.pairs_with(clock.time_source()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TimeSource(Kind);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Unknown,
+    OperatingSystem,
+    Tokio,
+    /// One manual clock and its clones, named by the address they share.
+    Manual(usize),
+}
+
+impl TimeSource {
+    /// A source this crate knows nothing about: it pairs with anything.
+    pub const UNKNOWN: Self = TimeSource(Kind::Unknown);
+    /// The operating system's monotonic clock (`std::time::Instant`), which
+    /// tokio's paused test time does not move.
+    pub const OPERATING_SYSTEM: Self = TimeSource(Kind::OperatingSystem);
+    /// Tokio's clock (`tokio::time::Instant`): the operating system's, except
+    /// while a test has paused it, when only tokio moves it.
+    pub const TOKIO: Self = TimeSource(Kind::Tokio);
+
+    /// The manual clock whose shared time lives at `address`.
+    pub(crate) fn manual(address: usize) -> Self {
+        TimeSource(Kind::Manual(address))
+    }
+
+    /// Whether a sleeper waiting on `other` moves a clock reading `self`:
+    /// the same source, or at least one of them unknown.
+    #[must_use]
+    pub fn pairs_with(self, other: TimeSource) -> bool {
+        self == other || self.0 == Kind::Unknown || other.0 == Kind::Unknown
+    }
+}
+
+impl fmt::Display for TimeSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Kind::Unknown => f.write_str("an unknown time source"),
+            Kind::OperatingSystem => f.write_str("the operating system's clock"),
+            Kind::Tokio => f.write_str("tokio's clock"),
+            Kind::Manual(_) => f.write_str("a manual clock"),
+        }
+    }
+}
+
+/// What to do instead, if sleeping through a sleeper on `sleeper` would not
+/// move a clock on `clock`; `None` for a pair that works.
+///
+/// [`execute`](crate::RetryBreaker::execute) turns this into
+/// [`ExecuteError::TimeMismatch`](crate::ExecuteError::TimeMismatch) before
+/// the first attempt: a wiring mistake that no retry can fix shows up on the
+/// first call, in the first test that uses the pair.
+pub(crate) fn mismatch(clock: TimeSource, sleeper: TimeSource) -> Option<&'static str> {
+    if clock.pairs_with(sleeper) {
+        return None;
+    }
+    Some(match (clock.0, sleeper.0) {
+        (Kind::Manual(_), Kind::Manual(_)) => {
+            "build the sleeper from the breaker's own clock: `ManualClock::sleeper`, or `breaker.clock().sleeper()`"
+        }
+        (_, Kind::Tokio) => "pair `TokioSleeper` with `TokioClock`, which reads the same clock",
+        _ => "use a sleeper that waits on the breaker's clock",
+    })
+}
