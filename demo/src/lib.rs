@@ -13,6 +13,7 @@
 //!   and accepts orders as pending when payment is unavailable.
 //! - [`settlement`]: charges the pending orders later, through the same breaker.
 //! - [`timeline`] and [`report`]: what happened, and how it is printed.
+//! - [`chart`] and [`html`]: the same as pictures, in one HTML report.
 //! - [`scenarios`]: the scripted stories that `just demo` runs.
 //! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
 //!
@@ -29,9 +30,11 @@ pub use retry_breaker_solution as kit;
 #[cfg(feature = "starter")]
 pub use retry_breaker_starter as kit;
 
+pub mod chart;
 pub mod checkout;
 pub mod client;
 pub mod gateway;
+pub mod html;
 pub mod orders;
 pub mod report;
 pub mod scenarios;
