@@ -14,6 +14,8 @@
 //! - [`settlement`]: charges the pending orders later, through the same breaker.
 //! - [`timeline`] and [`report`]: what happened, and how it is printed.
 //! - [`chart`] and [`html`]: the same as pictures, in one HTML report.
+//! - [`pictures`]: LAB.md's pictures, drawn from the reference solution
+//!   on a manual clock (`just pictures`).
 //! - [`scenarios`]: the scripted stories that `just demo` runs.
 //! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
 //!
@@ -36,6 +38,7 @@ pub mod client;
 pub mod gateway;
 pub mod html;
 pub mod orders;
+pub mod pictures;
 pub mod report;
 pub mod scenarios;
 pub mod settlement;

@@ -313,8 +313,8 @@ fn label_beside(x: f64, y: f64, text: &str) -> String {
         (x + 10.0, "start")
     };
     format!(
-        r#"<text class="label" x="{x:.1}" y="{:.1}" text-anchor="{anchor}" fill="{TEXT}">{}</text>
-"#,
+        r##"<text class="label" x="{x:.1}" y="{:.1}" text-anchor="{anchor}" fill="{TEXT}" stroke="#ffffff" stroke-width="3" paint-order="stroke">{}</text>
+"##,
         y + 3.5,
         escape(text)
     )
