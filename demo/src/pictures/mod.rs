@@ -222,3 +222,89 @@ fn retry_feeds_breaker() -> String {
         true,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How many elements carry every class in `classes`.
+    fn count(svg: &str, classes: &[&str]) -> usize {
+        let document = roxmltree::Document::parse(svg).expect("well-formed SVG");
+        document
+            .descendants()
+            .filter(|node| {
+                let class: Vec<&str> = node.attribute("class").unwrap_or("").split(' ').collect();
+                classes.iter().all(|wanted| class.contains(wanted))
+            })
+            .count()
+    }
+
+    fn bands(svg: &str) -> Vec<String> {
+        let document = roxmltree::Document::parse(svg).expect("well-formed SVG");
+        document
+            .descendants()
+            .filter_map(|node| node.attribute("class")?.strip_prefix("band "))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn the_pictures_are_the_same_on_every_run() {
+        assert_eq!(all(), all());
+    }
+
+    #[test]
+    fn the_worked_example_shows_step_8s_events() {
+        let svg = worked_example();
+        // Calls 1, 2, 7 and 8 fail, and call 5's first attempt.
+        assert_eq!(count(&svg, &["mark", "failure"]), 5);
+        // Call 4's probe, call 5's retry, call 9's probe.
+        assert_eq!(count(&svg, &["mark", "success"]), 3);
+        assert_eq!(count(&svg, &["mark", "probe"]), 2);
+        // Call 3 at t=5 while OPEN, call 10 while call 9 probes.
+        assert_eq!(count(&svg, &["mark", "refused"]), 2);
+        // Call 6's success, reported after call 8 opened the circuit.
+        assert_eq!(count(&svg, &["mark", "stale"]), 1);
+        assert_eq!(count(&svg, &["request"]), 9, "every admitted attempt");
+        assert_eq!(
+            bands(&svg),
+            [
+                "closed",
+                "open",
+                "half-open",
+                "closed",
+                "open",
+                "half-open",
+                "closed"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_stale_success_leaves_the_probe_out() {
+        let svg = stale_outcome();
+        assert_eq!(count(&svg, &["mark", "stale"]), 1);
+        assert!(svg.contains("still HALF-OPEN (probe in flight)"), "{svg}");
+    }
+
+    #[test]
+    fn one_nanosecond_before_the_deadline_is_refused_and_the_deadline_admits() {
+        let svg = probe_at_deadline();
+        assert_eq!(count(&svg, &["mark", "refused"]), 1);
+        assert_eq!(count(&svg, &["mark", "probe", "success"]), 1);
+    }
+
+    #[test]
+    fn the_retry_run_opens_the_circuit_and_its_third_attempt_is_refused() {
+        let svg = retry_feeds_breaker();
+        assert_eq!(count(&svg, &["mark", "failure"]), 2);
+        assert_eq!(count(&svg, &["mark", "refused"]), 2);
+        assert_eq!(count(&svg, &["sleep"]), 2, "a backoff after each failure");
+        assert_eq!(bands(&svg), ["closed", "open"]);
+    }
+
+    #[test]
+    fn the_state_diagram_draws_the_four_transitions_a_run_makes() {
+        assert_eq!(count(&three_states(), &["transition"]), 4);
+    }
+}
