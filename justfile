@@ -80,6 +80,14 @@ pictures:
 check-pictures:
     cargo run --quiet -p retry-breaker-demo --bin pictures -- --check
 
+# The report's screenshot test is ignored by a plain `cargo test`, since a
+# student's machine may have no browser; CI installs Chromium and runs it.
+# Without Chromium it fails and says how to install it.
+
+# The demo's HTML report in headless Chromium: one timeline per scenario; the PNG stays in target/demo-report-check/ (cargo: `cargo test -p retry-breaker-demo --test report_in_chromium -- --ignored`).
+check-report:
+    cargo test -p retry-breaker-demo --test report_in_chromium -- --ignored --nocapture
+
 # Ours against recloser, failsafe and the hardware floor, then a table of
 # medians with each peer's ratio to ours (about a minute).
 
@@ -117,4 +125,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution check-starter check-verdict check-mistakes lint
+ci: check-sync check-pictures test-solution check-report check-starter check-verdict check-mistakes lint
