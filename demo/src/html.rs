@@ -38,8 +38,8 @@ pub fn page(kit: &str, settings: &str, sections: &[Section<'_>]) -> String {
 body { font-family: sans-serif; color: #212121; margin: 16px 24px; }
 h1 { font-size: 20px; margin: 0 0 4px; }
 p { max-width: 960px; margin: 4px 0 8px; font-size: 13px; line-height: 1.4; }
-section { margin: 18px 0 0; }
-p.story { color: #37474f; }
+section { margin: 22px 0 0; }
+p.story { color: #37474f; border-left: 6px solid #cfd8dc; padding-left: 10px; }
 p.stopped { color: #c62828; }
 </style>
 </head>
@@ -63,12 +63,13 @@ p.stopped { color: #c62828; }
         html.push_str("<section>\n");
         match section {
             Section::Ran(report) => {
+                // The chart carries the heading; the story reads as its caption.
+                html.push_str(&svg::render(&scenario::chart(report), false));
                 let _ = writeln!(
                     html,
                     "<p class=\"story\">{}</p>",
                     svg::escape(&report.story.replace('\n', " "))
                 );
-                html.push_str(&svg::render(&scenario::chart(report), false));
             }
             Section::Stopped { heading, why } => {
                 let _ = writeln!(
