@@ -8,6 +8,7 @@
 //! run, and the LAB pictures build theirs from a breaker on a manual clock.
 
 pub mod scenario;
+pub(crate) mod style;
 pub mod svg;
 
 use std::time::Duration;

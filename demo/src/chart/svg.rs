@@ -14,6 +14,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::style::{MUTED, PROBE, REQUEST, TEXT, band_colour, diamond, glyph, order_colour, pill};
 use super::{AttemptMark, BandPhase, Chart, Item, OrderMark};
 
 /// The colour of the bar down the left edge of every chart. The report's
@@ -23,7 +24,7 @@ pub const SPINE: &str = "#283593";
 /// The same colour as RGB, for the pixel check.
 pub const SPINE_RGB: [u8; 3] = [0x28, 0x35, 0x93];
 
-const WIDTH: f64 = 960.0;
+pub(super) const WIDTH: f64 = 960.0;
 const LEFT: f64 = 124.0;
 const RIGHT: f64 = 28.0;
 const BAND_TOP: f64 = 68.0;
@@ -32,33 +33,7 @@ const REQUESTS_TOP: f64 = BAND_TOP + BAND_HEIGHT + 4.0;
 const ROW: f64 = 20.0;
 const LANES_TOP: f64 = REQUESTS_TOP + ROW + 4.0;
 /// A rough width of one character of the 10px labels, to keep them apart.
-const CHAR: f64 = 5.6;
-
-const TEXT: &str = "#212121";
-const MUTED: &str = "#546e7a";
-const SUCCESS: &str = "#1b7f3b";
-const FAILURE: &str = "#c62828";
-const STALE: &str = "#8d8d8d";
-const PROBE: &str = "#6a1b9a";
-const REQUEST: &str = "#37474f";
-
-fn band_colour(phase: BandPhase) -> &'static str {
-    match phase {
-        BandPhase::Closed => "#cfe8cf",
-        BandPhase::Open => "#f4c7c3",
-        BandPhase::HalfOpen => "#fbe08f",
-        BandPhase::NoBreaker => "#e3e3e3",
-    }
-}
-
-fn order_colour(status: OrderMark) -> &'static str {
-    match status {
-        OrderMark::Paid => SUCCESS,
-        OrderMark::Pending => "#d98200",
-        OrderMark::Declined => "#ad1457",
-        OrderMark::Lost => TEXT,
-    }
-}
+pub(super) const CHAR: f64 = 5.6;
 
 /// The chart's height in pixels, for a page that lays charts out.
 pub fn height(chart: &Chart) -> f64 {
@@ -317,62 +292,6 @@ fn label_beside(x: f64, y: f64, text: &str) -> String {
 "##,
         y + 3.5,
         escape(text)
-    )
-}
-
-fn glyph(kind: AttemptMark, x: f64, y: f64) -> String {
-    match kind {
-        AttemptMark::Success => {
-            format!(r#"<circle cx="{x:.1}" cy="{y:.1}" r="4.5" fill="{SUCCESS}"/>"#)
-        }
-        AttemptMark::Failure => format!(
-            r#"<path d="M{:.1} {:.1}L{:.1} {:.1}M{:.1} {:.1}L{:.1} {:.1}" stroke="{FAILURE}" stroke-width="2.4" stroke-linecap="round"/>"#,
-            x - 4.0,
-            y - 4.0,
-            x + 4.0,
-            y + 4.0,
-            x - 4.0,
-            y + 4.0,
-            x + 4.0,
-            y - 4.0
-        ),
-        AttemptMark::Refused => format!(
-            r##"<rect x="{:.1}" y="{:.1}" width="8" height="8" fill="#ffffff" stroke="{MUTED}" stroke-width="1.6"/>"##,
-            x - 4.0,
-            y - 4.0
-        ),
-        AttemptMark::Stale => format!(
-            r##"<circle cx="{x:.1}" cy="{y:.1}" r="4.5" fill="#ffffff" stroke="{STALE}" stroke-width="1.6" stroke-dasharray="2 1.5"/>"##
-        ),
-    }
-}
-
-fn diamond(x: f64, y: f64) -> String {
-    format!(
-        r#"<path d="M{x:.1} {:.1}L{:.1} {y:.1}L{x:.1} {:.1}L{:.1} {y:.1}Z" fill="none" stroke="{PROBE}" stroke-width="1.6"/>"#,
-        y - 8.5,
-        x + 8.5,
-        y + 8.5,
-        x - 8.5
-    )
-}
-
-fn pill(x: f64, y: f64, status: OrderMark) -> String {
-    let name = status.name();
-    let width = name.len() as f64 * CHAR + 8.0;
-    // To the right of the mark that caused it, or to its left at the edge.
-    let left = if x + 8.0 + width > WIDTH - 2.0 {
-        x - 8.0 - width
-    } else {
-        x + 8.0
-    };
-    format!(
-        r##"<g class="order {name}"><rect x="{left:.1}" y="{:.1}" width="{width:.1}" height="13" rx="6.5" fill="{}"/><text x="{:.1}" y="{:.1}" fill="#ffffff" font-size="9">{name}</text></g>
-"##,
-        y - 6.5,
-        order_colour(status),
-        left + 4.0,
-        y + 3.0
     )
 }
 

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::chart::BandPhase;
+use crate::chart::style::band_colour;
 use crate::chart::svg::escape;
 
 const WIDTH: f64 = 960.0;
@@ -18,14 +19,6 @@ fn place(phase: BandPhase) -> (f64, f64, f64, f64) {
         BandPhase::Closed => (30.0, 70.0, 300.0, 64.0),
         BandPhase::Open => (600.0, 70.0, 300.0, 64.0),
         _ => (315.0, 236.0, 300.0, 64.0),
-    }
-}
-
-fn fill(phase: BandPhase) -> &'static str {
-    match phase {
-        BandPhase::Closed => "#cfe8cf",
-        BandPhase::Open => "#f4c7c3",
-        _ => "#fbe08f",
     }
 }
 
@@ -78,7 +71,7 @@ pub fn diagram(edges: &[(BandPhase, BandPhase, String)], subtitle: &str) -> Stri
         let _ = writeln!(
             svg,
             r#"<g class="state"><rect x="{x}" y="{y}" width="{w}" height="{h}" rx="8" fill="{}" stroke="{MUTED}"/><text x="{}" y="{}" text-anchor="middle" font-size="15" font-weight="bold" fill="{TEXT}">{}</text><text x="{}" y="{}" text-anchor="middle" fill="{TEXT}">{}</text></g>"#,
-            fill(phase),
+            band_colour(phase),
             x + w / 2.0,
             y + 26.0,
             phase.name(),
