@@ -50,7 +50,8 @@ async fn the_report_renders_one_timeline_per_scenario_in_chromium() {
         reports.push(report);
     }
     let sections: Vec<Section<'_>> = reports.iter().map(Section::Ran).collect();
-    let page = html::page("the reference solution", "the demo's", &sections);
+    let settings = Settings::demo().to_string();
+    let page = html::page("the reference solution", &settings, &sections);
     // Tall enough for every chart and its story, so one screenshot holds all.
     let height = 240
         + reports
