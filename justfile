@@ -72,6 +72,26 @@ demo which="solution":
     cargo build -p retry-breaker-demo "${features[@]}"
     cargo run --quiet -p retry-breaker-demo "${features[@]}"
 
+# LAB.md's pictures are drawn from the reference solution on a manual clock
+# by the demo crate's `pictures` binary, never by hand; CI checks they are
+# up to date, the way check-sync guards the starter.
+
+# Regenerate the pictures in docs/pictures/ that LAB.md shows (cargo: `cargo pictures`).
+pictures:
+    cargo run --quiet -p retry-breaker-demo --bin pictures
+
+# Fail if the committed pictures differ from the generated ones (cargo: `cargo pictures --check`).
+check-pictures:
+    cargo run --quiet -p retry-breaker-demo --bin pictures -- --check
+
+# The report's screenshot test is ignored by a plain `cargo test`, since a
+# student's machine may have no browser; CI installs Chromium and runs it.
+# Without Chromium it fails and says how to install it.
+
+# The demo's HTML report in headless Chromium: one timeline per scenario; the PNG stays in target/demo-report-check/ (cargo: `cargo test -p retry-breaker-demo --test report_in_chromium -- --ignored`).
+check-report:
+    cargo test -p retry-breaker-demo --test report_in_chromium -- --ignored --nocapture
+
 # Ours against recloser, failsafe and the hardware floor, then a table of
 # medians with each peer's ratio to ours (about a minute).
 
@@ -125,4 +145,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync test-solution check-starter check-verdict check-mistakes check-export lint
+ci: check-sync check-pictures test-solution check-report check-starter check-verdict check-mistakes check-export lint

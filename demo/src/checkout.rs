@@ -12,6 +12,11 @@ use crate::kit::{self, ExecuteError, Rejected, RetryBreaker, State, TokioClock, 
 use crate::orders::{Order, OrderBook, OrderId, OrderStatus};
 use crate::timeline::{Outcome, StateAfter, Timeline};
 
+/// The timeline's note when an order is accepted without payment.
+pub const PENDING_NOTE: &str = "accepted as PENDING, to be charged later";
+/// The timeline's note when an order is lost.
+pub const LOST_NOTE: &str = "LOST: the customer saw an error page";
+
 /// How hard one call tries before it gives up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
@@ -133,10 +138,8 @@ impl Checkout {
             Payment::Paid(receipt) => OrderStatus::Paid(receipt.charge_id),
             Payment::Declined(error) => OrderStatus::Declined(error.to_string()),
             Payment::Unavailable(_) => {
-                self.timeline.note(
-                    &Caller::Checkout.label(order.id),
-                    "accepted as PENDING, to be charged later",
-                );
+                self.timeline
+                    .note(&Caller::Checkout.label(order.id), PENDING_NOTE);
                 OrderStatus::Pending
             }
         };
@@ -176,9 +179,7 @@ impl Checkout {
             .attempt(&label, 1, false, outcome, Some(took), StateAfter::NoBreaker);
         match &status {
             Some(status) => self.book.record(order, status.clone()),
-            None => self
-                .timeline
-                .note(&label, "LOST: the customer saw an error page"),
+            None => self.timeline.note(&label, LOST_NOTE),
         }
         status
     }

@@ -13,6 +13,9 @@
 //!   and accepts orders as pending when payment is unavailable.
 //! - [`settlement`]: charges the pending orders later, through the same breaker.
 //! - [`timeline`] and [`report`]: what happened, and how it is printed.
+//! - [`chart`] and [`html`]: the same as pictures, in one HTML report.
+//! - [`pictures`]: LAB.md's pictures, drawn from the reference solution
+//!   on a manual clock (`just pictures`).
 //! - [`scenarios`]: the scripted stories that `just demo` runs.
 //! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
 //! - [`tune`]: the tuning task that `just tune` scores.
@@ -30,10 +33,13 @@ pub use retry_breaker_solution as kit;
 #[cfg(feature = "starter")]
 pub use retry_breaker_starter as kit;
 
+pub mod chart;
 pub mod checkout;
 pub mod client;
 pub mod gateway;
+pub mod html;
 pub mod orders;
+pub mod pictures;
 pub mod report;
 pub mod scenarios;
 pub mod settlement;

@@ -1,9 +1,11 @@
 //! `just demo`: runs every scenario back to back and prints its timeline and
-//! summary. `just demo starter` runs the same against the student's crate.
+//! summary, then writes the same timelines as pictures to one HTML report.
+//! `just demo starter` runs the same against the student's crate.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use retry_breaker_demo::html::{self, Section};
 use retry_breaker_demo::report::{ScenarioReport, duration};
 use retry_breaker_demo::scenarios::{Scenario, Settings};
 use retry_breaker_demo::unfinished::{describe_panic, quiet_todo_panics};
@@ -28,6 +30,8 @@ async fn main() -> ExitCode {
     println!();
 
     let started = Instant::now();
+    let mut reports = Vec::new();
+    let mut stopped = Vec::new();
     let mut unfinished = 0;
     let mut refused = Vec::new();
     let mut timed_out = Vec::new();
@@ -44,6 +48,7 @@ async fn main() -> ExitCode {
                 print!("{report}");
                 println!();
                 collect_latencies(&report, &mut refused, &mut timed_out);
+                reports.push((scenario, Ok(report)));
             }
             Ok(Err(error)) => {
                 eprintln!("== {} ==\ncould not run: {error}\n", scenario.heading());
@@ -55,6 +60,7 @@ async fn main() -> ExitCode {
                     Err(join) => join.to_string(),
                 };
                 println!("== {} ==\nstopped: {why}\n", scenario.heading());
+                reports.push((scenario, Err(why)));
                 unfinished += 1;
             }
         }
@@ -69,7 +75,20 @@ async fn main() -> ExitCode {
     }
     println!("Ran for {:.1}s.", started.elapsed().as_secs_f64());
 
-    if cancel.is_cancelled() {
+    for (scenario, report) in &reports {
+        stopped.push(match report {
+            Ok(report) => (scenario.heading(), Ok(report)),
+            Err(why) => (scenario.heading(), Err(why.as_str())),
+        });
+    }
+    let sections: Vec<Section<'_>> = stopped
+        .iter()
+        .map(|(heading, report)| match report {
+            Ok(report) => Section::Ran(report),
+            Err(why) => Section::Stopped { heading, why },
+        })
+        .collect();
+    let code = if cancel.is_cancelled() {
         println!("Interrupted by Ctrl-C.");
         ExitCode::from(130)
     } else if unfinished > 0 {
@@ -79,7 +98,20 @@ async fn main() -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    };
+    // Last, so that the path is the line a reader finds at the bottom.
+    let page = html::page(kit, &settings.to_string(), &sections);
+    match html::default_path().and_then(|path| html::write(&path, &page).map(|()| path)) {
+        Ok(path) => println!(
+            "Report with every timeline as a picture: {}",
+            html::shown(&path)
+        ),
+        Err(error) => {
+            eprintln!("could not write the HTML report: {error}");
+            return ExitCode::FAILURE;
+        }
     }
+    code
 }
 
 /// Cancels `cancel` on the first Ctrl-C: calls stop between attempts, waits

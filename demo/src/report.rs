@@ -179,7 +179,7 @@ impl fmt::Display for TableRow<'_> {
     }
 }
 
-fn outcome(outcome: &Outcome) -> String {
+pub(crate) fn outcome(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Charged(id) => format!("paid ({id})"),
         Outcome::Declined(error) => format!("declined, not retried: {error}"),

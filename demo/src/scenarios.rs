@@ -16,6 +16,10 @@ use crate::report::{ScenarioReport, Summary, duration};
 use crate::settlement::SettlementWorker;
 use crate::timeline::Timeline;
 
+/// How the timeline's note of a gateway mode switch starts; the mode
+/// follows.
+pub const SWITCH_NOTE: &str = "is now ";
+
 /// Anything that can stop a scenario from running at all (a port that
 /// cannot be bound, an admin request that fails).
 pub type DemoError = Box<dyn std::error::Error + Send + Sync>;
@@ -119,7 +123,7 @@ impl Rig {
         self.gateway.set_mode(mode).await?;
         self.checkout
             .timeline()
-            .note("gateway", format!("is now {mode}"));
+            .note("gateway", format!("{SWITCH_NOTE}{mode}"));
         Ok(())
     }
 

@@ -14,11 +14,12 @@ use std::time::{Duration, Instant};
 
 use retry_breaker_demo::client::{ChargeError, PaymentClient};
 use retry_breaker_demo::gateway::{Gateway, Mode};
+use retry_breaker_demo::html::{self, Section};
 use retry_breaker_demo::kit::{Phase, Rejected, State};
 use retry_breaker_demo::orders::Order;
 use retry_breaker_demo::report::ScenarioReport;
 use retry_breaker_demo::scenarios::{Rig, Scenario, Settings};
-use retry_breaker_demo::timeline::{Outcome, Row};
+use retry_breaker_demo::timeline::{Outcome, Row, StateAfter};
 use tokio_util::sync::CancellationToken;
 
 /// The demo's settings, with room to spare for a loaded machine.
@@ -43,13 +44,119 @@ async fn within<T>(limit: Duration, what: &str, test: impl Future<Output = T>) -
 }
 
 async fn run(scenario: Scenario) -> ScenarioReport {
-    within(
+    let report = within(
         Duration::from_secs(30),
         scenario.title(),
         scenario.run(settings(), CancellationToken::new()),
     )
     .await
-    .expect("the scenario could start its gateway")
+    .expect("the scenario could start its gateway");
+    // Every scenario run here also checks its picture in the HTML report.
+    check_picture(&report);
+    report
+}
+
+/// Parses the scenario's timeline out of the HTML report, as a browser
+/// would get it, and checks that it draws every event of the run that made
+/// it: one mark per attempt of each kind, one tick per request the gateway
+/// counted, one pill per change of an order, one band per state.
+fn check_picture(report: &ScenarioReport) {
+    let page = html::page("a test", "test settings", &[Section::Ran(report)]);
+    let start = page.find("<svg").expect("the page has a picture");
+    let end = page.rfind("</svg>").expect("the picture ends") + "</svg>".len();
+    let document = roxmltree::Document::parse(&page[start..end])
+        .unwrap_or_else(|e| panic!("{}: the SVG is not well-formed XML: {e}", report.heading));
+    let count = |element: &str, classes: &[&str]| {
+        document
+            .descendants()
+            .filter(|node| node.has_tag_name(element))
+            .filter(|node| {
+                let class: Vec<&str> = node.attribute("class").unwrap_or("").split(' ').collect();
+                classes.iter().all(|wanted| class.contains(wanted))
+            })
+            .count()
+    };
+    let rows = &report.rows;
+    let attempts = |wanted: fn(&Outcome) -> bool| {
+        rows.iter()
+            .filter(|row| row.attempt.is_some() && wanted(&row.outcome))
+            .count()
+    };
+    let notes = |text: &str| {
+        rows.iter()
+            .filter(|row| matches!(&row.outcome, Outcome::Note(note) if note == text))
+            .count()
+    };
+    let heading = &report.heading;
+    let charged = attempts(|o| matches!(o, Outcome::Charged(_)));
+    let declined = attempts(|o| matches!(o, Outcome::Declined(_)));
+    assert_eq!(
+        count("g", &["mark", "success"]),
+        charged + declined,
+        "{heading}: successes"
+    );
+    assert_eq!(
+        count("g", &["mark", "failure"]),
+        attempts(|o| matches!(o, Outcome::Failed { .. })),
+        "{heading}: failures"
+    );
+    assert_eq!(
+        count("g", &["mark", "refused"]),
+        report.summary.avoided as usize,
+        "{heading}: refusals"
+    );
+    assert_eq!(
+        count("g", &["mark", "stale"]),
+        0,
+        "{heading}: nothing is stale"
+    );
+    assert_eq!(
+        count("g", &["mark", "probe"]),
+        probes(rows),
+        "{heading}: probes"
+    );
+    assert_eq!(
+        count("line", &["request"]) as u64,
+        report.gateway.requests,
+        "{heading}: one tick per request the gateway counted"
+    );
+    // Here every order is paid at most once, so the pills match the book.
+    assert_eq!(
+        count("g", &["order", "paid"]),
+        report.book.paid as usize,
+        "{heading}: paid"
+    );
+    assert_eq!(
+        count("g", &["order", "declined"]),
+        report.book.declined as usize
+    );
+    assert_eq!(count("g", &["order", "lost"]), report.summary.lost as usize);
+    assert_eq!(
+        count("g", &["order", "pending"]),
+        notes(retry_breaker_demo::checkout::PENDING_NOTE),
+        "{heading}: one pill per order accepted as pending"
+    );
+    let bands: Vec<&str> = document
+        .descendants()
+        .filter_map(|node| node.attribute("class"))
+        .filter_map(|class| class.strip_prefix("band "))
+        .collect();
+    if report
+        .rows
+        .iter()
+        .all(|row| row.state_after == StateAfter::NoBreaker)
+    {
+        assert_eq!(bands, ["no breaker"], "{heading}");
+    } else {
+        let mut expected = vec!["closed".to_owned()];
+        expected.extend(
+            report
+                .transitions
+                .iter()
+                .map(|t| t.to.to_string().to_lowercase()),
+        );
+        assert_eq!(bands, expected, "{heading}: one band per state, in order");
+    }
 }
 
 fn phases(report: &ScenarioReport) -> Vec<(Phase, Phase)> {

@@ -22,7 +22,7 @@ use proptest::test_runner::{
     TestRng, TestRunner,
 };
 
-use crate::support::{guard, panics};
+use crate::support::{guard, panics, sequence_svg};
 
 /// Cases per property in every student run, on every route.
 const CASES: u32 = 256;
@@ -172,7 +172,9 @@ where
         match result {
             Ok(()) => {}
             Err(TestError::Fail(why, case)) => {
-                panic!("{why}\n\nshrunk counterexample:\n{case:?}")
+                let story = format!("{why}\n\nshrunk counterexample:\n{case:?}");
+                let test = std::thread::current().name().unwrap_or("step9").to_owned();
+                panic!("{story}{}", sequence_svg::save(&test, &story))
             }
             Err(TestError::Abort(why)) => panic!("the exploration gave up: {why}"),
         }

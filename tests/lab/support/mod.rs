@@ -9,6 +9,7 @@ pub mod lab;
 pub mod panics;
 pub mod poll;
 pub mod script;
+pub mod sequence_svg;
 pub mod timeline;
 pub mod watchdog;
 
