@@ -196,13 +196,16 @@ impl Circuit {
 
     /// Opens the circuit for one cooldown starting `now`.
     fn trip(&mut self, now: Duration) {
+        // BEGIN TODO(1): open until now + cooldown: a transition (B2)
         let until = Deadline::after(now, self.cooldown);
         self.enter(Mode::Open { until }, now);
+        // END TODO
     }
 
     /// Moves to `mode`, starting a new generation so that every attempt
     /// still in flight from before becomes stale.
     fn enter(&mut self, mode: Mode, now: Duration) {
+        // BEGIN TODO(1): the new mode, the next generation, and the transition left for the hook (B2, B6)
         let from = phase(self.mode);
         self.mode = mode;
         self.generation = self.generation.next();
@@ -212,6 +215,7 @@ impl Circuit {
             at: now,
             generation: self.generation,
         });
+        // END TODO
     }
 }
 

@@ -147,18 +147,15 @@ impl<C: Clock> RetryBreaker<C> {
     ///
     /// [`Rejected`] while the circuit is open or a half-open probe is in
     /// flight. Nothing is counted for a rejection.
+    // (Generated: the TODO below leaves names unused until it is done.)
+    #[allow(unused_variables, unused_mut, unreachable_code)]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
         let (admitted, transition) = self.locked(Circuit::admit);
         let permit = Permit::new(self, admitted?);
         if let Some(transition) = transition {
-            // This admission made the attempt the probe. If the hook panics,
-            // the dependency is never called: the slot goes back with no
-            // verdict, and the panic goes on to the caller (B11).
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| self.notify(&transition)))
-            {
-                permit.abandon();
-                panic::resume_unwind(payload);
-            }
+            // TODO(4): a hook that panics here must not keep the probe slot (B11)
+            // For now, a stand-in that ignores this rule, so the earlier steps keep working:
+            self.notify(&transition);
         }
         Ok(permit)
     }
@@ -226,16 +223,13 @@ impl<C: Clock> RetryBreaker<C> {
 
     /// Calls the hook, outside the lock so that it can never deadlock by
     /// reading the breaker (B8).
+    // (Generated: the TODO below leaves names unused until it is done.)
+    #[allow(unused_variables, unused_mut, unreachable_code)]
     fn notify(&self, transition: &Transition) {
         let Some(hook) = &self.hook else { return };
-        if thread::panicking() {
-            // A permit dropped by a panic is reporting its failure. A second
-            // panic here would abort the process, and the panic under way is
-            // the one its caller must see (B11).
-            let _ = panic::catch_unwind(AssertUnwindSafe(|| hook(transition)));
-        } else {
-            hook(transition);
-        }
+        // TODO(4): call the hook; while a panic already unwinds, catch and drop the hook's own (B11)
+        // For now, a stand-in that ignores this rule, so the earlier steps keep working:
+        hook(transition);
     }
 
     fn circuit(&self) -> MutexGuard<'_, Circuit> {

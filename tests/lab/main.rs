@@ -13,6 +13,7 @@ mod step1_closed;
 mod step2_open_and_half_open;
 mod step3_generations;
 mod step4_panics_and_drops;
+mod step5_backoff;
 mod step6_retry;
 mod step7_cancellation;
 mod step8_worked_example;
