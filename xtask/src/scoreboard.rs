@@ -163,7 +163,8 @@ pub(crate) fn start(
     let number = step.number;
     let failure = results
         .iter()
-        .find(|(test, outcome)| suite::step_of(test) == Some(number) && !outcome.passed)
+        .filter(|(test, outcome)| suite::step_of(test) == Some(number) && !outcome.passed)
+        .min_by_key(|(test, _)| suite::lab_order(test))
         .map(|(test, outcome)| (test.clone(), suite::reason(&outcome.output)));
     let reason = failure.as_ref().map(|(_, reason)| reason.as_str());
     // A step without TODOs of its own (the worked example, the exploration)

@@ -258,6 +258,28 @@ pub fn parse(stdout: &str) -> Results {
     results
 }
 
+/// The order in which a student reads tests: by name, with the numbers in
+/// them compared as numbers, so rule B2's tests come before B11's.
+pub fn lab_order(test: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut text = String::new();
+    let mut chars = test.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut number = u64::from(c as u8 - b'0');
+            while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                number = number.saturating_mul(10).saturating_add(u64::from(d));
+                chars.next();
+            }
+            key.push((std::mem::take(&mut text), number));
+        } else {
+            text.push(c);
+        }
+    }
+    key.push((text, 0));
+    key
+}
+
 /// The lab step a test belongs to, from its module `stepN_name`.
 pub fn step_of(test: &str) -> Option<u32> {
     let module = test.split("::").next()?;
@@ -476,6 +498,13 @@ failures:
 
 test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
 ";
+
+    #[test]
+    fn rule_numbers_sort_as_numbers() {
+        let mut tests = ["s::b11_x", "s::b2_x", "s::b1_y", "s::b10_a"];
+        tests.sort_by_key(|test| lab_order(test));
+        assert_eq!(tests, ["s::b1_y", "s::b2_x", "s::b10_a", "s::b11_x"]);
+    }
 
     #[test]
     fn reads_verdicts_and_failure_messages() {

@@ -78,7 +78,12 @@ fn failing(results: &Results) -> Vec<(&String, &suite::Outcome)> {
         .iter()
         .filter(|(_, outcome)| !outcome.passed)
         .collect();
-    failing.sort_by_key(|(test, _)| (suite::step_of(test).unwrap_or(u32::MAX), test.as_str()));
+    failing.sort_by_key(|(test, _)| {
+        (
+            suite::step_of(test).unwrap_or(u32::MAX),
+            suite::lab_order(test),
+        )
+    });
     failing
 }
 
