@@ -114,21 +114,18 @@ fn attempt_numbers() -> Vec<u32> {
 /// `min(cap, base * 2^(attempt - 1))` worked out with big integers, attempt
 /// 0 counting as 1.
 fn exact_exponential(base: Duration, cap: Duration, attempt: u32) -> Duration {
-    let doublings = attempt.saturating_sub(1);
-    let nanos = base.as_nanos();
-    let full = if nanos == 0 {
-        0
-    } else if doublings >= 128 || nanos.leading_zeros() <= doublings {
-        u128::MAX
-    } else {
-        nanos << doublings
-    };
-    let limit = cap.as_nanos();
-    let nanos = full.min(limit);
-    Duration::new(
-        u64::try_from(nanos / 1_000_000_000).unwrap(),
-        (nanos % 1_000_000_000) as u32,
-    )
+    // The plain statement, by powers: 2^(attempt - 1) as a big integer, if
+    // it fits, times the base; anything that does not fit is beyond any cap.
+    let power = 2u128.checked_pow(attempt.max(1) - 1);
+    let wanted = power.and_then(|power| base.as_nanos().checked_mul(power));
+    match wanted {
+        Some(product) if product <= cap.as_nanos() => {
+            Duration::from_secs(u64::try_from(product / 1_000_000_000).unwrap())
+                + Duration::from_nanos(u64::try_from(product % 1_000_000_000).unwrap())
+        }
+        _ if base.is_zero() => Duration::ZERO,
+        _ => cap,
+    }
 }
 
 #[test]
