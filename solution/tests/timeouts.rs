@@ -11,13 +11,19 @@ use retry_breaker_solution::{
 };
 use tokio_util::sync::CancellationToken;
 
+/// Runs `test` on paused tokio time. A test that would hang (nothing left
+/// to wake it) fails instead: paused time jumps to the guard's deadline.
 fn paused(test: impl Future<Output = ()>) {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .unwrap()
-        .block_on(test);
+        .block_on(async {
+            tokio::time::timeout(Duration::from_secs(24 * 3600), test)
+                .await
+                .expect("the test hung");
+        });
 }
 
 /// A dependency that never answers.
