@@ -113,6 +113,16 @@ fn s2_a_failure_after_good_probes_reopens_for_a_whole_cooldown() {
         State::Open { remaining: ms(10) },
         "TODO(11): any failed probe reopens for a whole new cooldown"
     );
+    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
+    assert_eq!(
+        phases,
+        [
+            (Phase::Closed, Phase::Open),
+            (Phase::Open, Phase::HalfOpen),
+            (Phase::HalfOpen, Phase::Open)
+        ],
+        "TODO(11): the circuit stayed HALF-OPEN through the good probes, and the failed one reopened it"
+    );
 }
 
 #[test]
