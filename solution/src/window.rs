@@ -106,8 +106,8 @@ impl Window {
     pub(crate) fn trips(&self) -> bool {
         // BEGIN TODO(12): at least `minimum` verdicts, and a failure share of at least `failure_rate` (W1)
         // Dividing (rather than multiplying the rate by the length) compares
-        // the share exactly as the user wrote it: 3 / 10 is the same double
-        // as 0.3, while 0.3 * 10 is a little more than 3.
+        // the share exactly as the user wrote it: 7 / 25 is the same double
+        // as 0.28, while 0.28 * 25 is a little more than 7.
         self.len >= self.config.minimum
             && f64::from(self.failures) / f64::from(self.len) >= self.config.failure_rate
         // STARTER: false
@@ -148,10 +148,10 @@ mod tests {
 
     #[test]
     fn the_share_is_compared_as_written() {
-        let mut w = window(10, 10, 0.3);
-        for i in 0..10 {
-            w.record(i < 3);
+        let mut w = window(25, 25, 0.28);
+        for i in 0..25 {
+            w.record(i < 7);
         }
-        assert!(w.trips(), "3 of 10 is 0.3");
+        assert!(w.trips(), "7 of 25 is 0.28");
     }
 }

@@ -120,10 +120,10 @@ mod tests {
 
     #[test]
     fn the_share_is_compared_as_written() {
-        let mut w = window(10, 10, 0.3);
-        for i in 0..10 {
-            w.record(i < 3);
+        let mut w = window(25, 25, 0.28);
+        for i in 0..25 {
+            w.record(i < 7);
         }
-        assert!(w.trips(), "3 of 10 is 0.3");
+        assert!(w.trips(), "7 of 25 is 0.28");
     }
 }

@@ -217,19 +217,19 @@ fn w1_a_failed_probe_in_window_mode_reopens_as_before() {
 
 #[test]
 fn w1_the_share_is_compared_as_the_user_wrote_it() {
-    // 3 failures of 10 is a share of 0.3, exactly the double the literal
-    // `0.3` is; `0.3 * 10.0` is a little more than 3.
-    let lab = lab(10, 10, 0.3);
-    feed(&lab, "SSSSSSSFSF");
+    // 7 failures of 25 is a share of 0.28, exactly the double the literal
+    // `0.28` is; `0.28 * 25.0` is a little more than 7.
+    let lab = lab(25, 25, 0.28);
+    feed(&lab, &format!("{}{}", "SF".repeat(6), "S".repeat(12)));
     assert_eq!(
         lab.breaker.state(),
-        closed(2),
-        "TODO(12): 2 failures of 10 are below 0.3"
+        closed(6),
+        "TODO(12): 6 failures in 24 verdicts, below the minimum of 25"
     );
     feed(&lab, "F");
     assert_eq!(
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
-        "TODO(12): the last 10 verdicts hold 3 failures: a share of 0.3 opens a window of r = 0.3"
+        "TODO(12): 7 failures of 25 is a share of 0.28, which opens a window of r = 0.28"
     );
 }
