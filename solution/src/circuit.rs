@@ -156,12 +156,19 @@ impl Circuit {
         }
         // STARTER:
         // END TODO
-        // BEGIN TODO(12): in window mode, a success in CLOSED takes its place in the window (W1)
+        // BEGIN TODO(12): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
         if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
             window.record(false);
-            self.mode = Mode::Closed {
-                failures: window.failures(),
-            };
+            // A success lowers the share, but it may be the verdict that
+            // brings the window to its minimum: the rule is checked after
+            // every verdict, as resilience4j does.
+            if window.trips() {
+                self.trip(clock.now());
+            } else {
+                self.mode = Mode::Closed {
+                    failures: window.failures(),
+                };
+            }
             return Recorded::Counted;
         }
         // STARTER:

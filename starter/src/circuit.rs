@@ -146,7 +146,7 @@ impl Circuit {
     pub(crate) fn on_success(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
         // TODO(3): a success from an older generation changes nothing, and says so (B6, B9)
         // (Skipped for now, so the earlier steps keep working.)
-        // TODO(12): in window mode, a success in CLOSED takes its place in the window (W1)
+        // TODO(12): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
         // (Skipped for now, so the earlier steps keep working.)
         // TODO(11): a good probe short of the success threshold lets the next probe in instead of closing (S1)
         // (Skipped for now, so the earlier steps keep working.)

@@ -117,6 +117,25 @@ fn w1_successes_count_in_the_window_even_with_no_failure_yet() {
 }
 
 #[test]
+fn w1_a_success_that_brings_the_window_to_its_minimum_can_open_it() {
+    // The rule is checked after every verdict: F S is a share of 1/2 over
+    // the minimum of 2, even though the last verdict was a success.
+    let lab = lab(4, 2, 0.5);
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): one verdict, below the minimum"
+    );
+    feed(&lab, "S");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): F S holds the minimum of 2 with a failure share of 0.5: open, although the last verdict was a success"
+    );
+}
+
+#[test]
 fn w1_below_the_minimum_even_all_failures_do_not_open() {
     let lab = lab(10, 5, 0.5);
     feed(&lab, "FFFF");
@@ -231,5 +250,17 @@ fn w1_the_share_is_compared_as_the_user_wrote_it() {
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
         "TODO(12): 7 failures of 25 is a share of 0.28, which opens a window of r = 0.28"
+    );
+}
+
+/// The step 9 model, with the advanced track's modes: ignored outcomes,
+/// k good probes to close, and small windows. It needs steps 10-12, so it
+/// lives in the last of them.
+#[test]
+fn k1_s1_s2_w1_w2_permits_in_every_mode_agree_with_the_model() {
+    crate::step9_explore::explore(
+        "a permit operation did not return (a deadlock?)",
+        crate::step9_explore::permits::advanced_scenario(),
+        crate::step9_explore::permits::check,
     );
 }
