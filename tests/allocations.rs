@@ -23,7 +23,8 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use retry_breaker::{
-    ExecuteError, ManualClock, ManualSleeper, Rejected, RetryBreaker, Sleeper, State, backoff,
+    ExecuteError, ManualClock, ManualSleeper, Rejected, RetryBreaker, Sleeper, State, Verdict,
+    WindowConfig, backoff,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -367,5 +368,97 @@ fn ten_thousand_open_probe_close_cycles_leave_nothing_allocated() {
     assert_eq!(
         counted.allocations, 1,
         "the only allocation is the boxed hook: transitions allocate nothing"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The advanced track's modes (steps 10-12)
+
+/// Reads `Ok` as a success, `Err(Timeout)` as a failure, and `Err` of
+/// anything else as no verdict.
+fn classify(outcome: &Result<u32, Option<Timeout>>) -> Verdict {
+    match outcome {
+        Ok(_) => Verdict::Success,
+        Err(Some(Timeout)) => Verdict::Failure,
+        Err(None) => Verdict::Ignored,
+    }
+}
+
+#[test]
+fn classified_calls_on_a_window_breaker_with_a_success_threshold_allocate_nothing() {
+    let clock = ManualClock::new();
+    let sleeper = ManualSleeper::new(clock.clone());
+    let cancel = CancellationToken::new();
+    // Everything the window needs is allocated here, once.
+    let breaker = RetryBreaker::builder()
+        .cooldown(COOLDOWN)
+        .success_threshold(2)
+        .window(WindowConfig {
+            size: 16,
+            minimum: 4,
+            failure_rate: 0.5,
+        })
+        .build(clock.clone())
+        .expect("valid settings");
+    let call = |outcome: Result<u32, Option<Timeout>>| {
+        ready(breaker.execute_classified(
+            1,
+            || std::future::ready(outcome),
+            classify,
+            |_| true,
+            backoff::constant(Duration::ZERO),
+            &cancel,
+            &sleeper,
+        ))
+    };
+
+    let (opened, counted) = allocations_in(|| {
+        let mut opened = 0;
+        for round in 0..1_000u32 {
+            // A trickle the window tolerates, with ignored outcomes between,
+            // far more verdicts than the window holds...
+            assert!(call(Ok(round)).is_ok());
+            assert!(call(Err(None)).is_err());
+            let _ = call(Err(Some(Timeout)));
+            assert!(call(Ok(round)).is_ok());
+            assert!(call(Ok(round)).is_ok());
+            // ...and every tenth round an outage: open, then two good
+            // probes close it.
+            if round % 10 == 0 {
+                while breaker.state().phase() != retry_breaker::Phase::Open {
+                    let _ = call(Err(Some(Timeout)));
+                }
+                opened += 1;
+                clock.advance(COOLDOWN);
+                assert!(call(Ok(1)).is_ok());
+                assert!(call(Ok(2)).is_ok());
+                assert_eq!(breaker.state(), State::Closed { failures: 0 });
+            }
+        }
+        opened
+    });
+    assert_eq!(opened, 100);
+    assert_eq!(
+        counted, NOTHING,
+        "recording verdicts in the window, ignoring outcomes and counting probes allocate nothing"
+    );
+
+    let (_, counted) = allocations_in(|| {
+        breaker
+            .try_acquire()
+            .expect("closed")
+            .report(Verdict::Ignored);
+        breaker
+            .try_acquire()
+            .expect("closed")
+            .report(Verdict::Failure);
+        breaker
+            .try_acquire()
+            .expect("closed")
+            .report(Verdict::Success);
+    });
+    assert_eq!(
+        counted, NOTHING,
+        "the synchronous seam allocates nothing either"
     );
 }

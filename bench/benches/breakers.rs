@@ -26,7 +26,7 @@ use retry_breaker_bench::{
     FAILSAFE, Medians, OURS, RECLOSER, criterion_dir, floor, group, load_average, ready, summary,
 };
 use retry_breaker_solution::{
-    ExecuteError, Rejected, RetryBreaker, State, TokioClock, TokioSleeper,
+    ExecuteError, Rejected, RetryBreaker, State, TokioClock, TokioSleeper, WindowConfig,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -200,6 +200,22 @@ fn half_open_rejection_async(group: &mut BenchmarkGroup<'_, WallTime>) {
     });
 }
 
+/// A CLOSED breaker in window mode (seed 003's 50% over 20 attempts): a
+/// success is not free there, it takes its place in the window.
+fn window_closed_success_async(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let breaker = RetryBreaker::builder()
+        .cooldown(COOLDOWN)
+        .window(WindowConfig {
+            size: 20,
+            minimum: 20,
+            failure_rate: 0.5,
+        })
+        .build(TokioClock::new())
+        .expect("valid settings");
+    let cancel = CancellationToken::new();
+    group.bench_function(OURS, |b| b.iter(|| ours_execute(&breaker, &cancel)));
+}
+
 fn half_open_rejection_sync(group: &mut BenchmarkGroup<'_, WallTime>) {
     with_probe_out(|breaker| {
         group.bench_function(OURS, |b| b.iter(|| breaker.try_acquire().err()));
@@ -298,6 +314,7 @@ fn main() {
     run(group::OPEN_SYNC, &open_rejection_sync);
     run(group::HALF_OPEN_ASYNC, &half_open_rejection_async);
     run(group::HALF_OPEN_SYNC, &half_open_rejection_sync);
+    run(group::WINDOW_ASYNC, &window_closed_success_async);
     run(group::CONTENDED, &two_threads);
     run(group::FLOOR, &floor);
 

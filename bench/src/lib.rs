@@ -54,6 +54,10 @@ pub mod group {
     pub const HALF_OPEN_ASYNC: &str = "half_open_rejection_async";
     /// `try_acquire` while HALF-OPEN with the probe out.
     pub const HALF_OPEN_SYNC: &str = "half_open_rejection_sync";
+    /// `execute` with a ready, successful task on a CLOSED breaker in window
+    /// mode (step 12), where every success takes the lock to enter the
+    /// window. Only ours: the peers' windows are configured differently.
+    pub const WINDOW_ASYNC: &str = "window_closed_success_async";
     /// Two threads calling `execute` on one CLOSED breaker; the time is wall
     /// time divided by the calls of both threads.
     pub const CONTENDED: &str = "two_threads_closed_async";
@@ -110,6 +114,11 @@ const ROWS: &[Row] = &[
     Row {
         label: "`try_acquire`, HALF-OPEN rejection",
         group: group::HALF_OPEN_SYNC,
+        with_peers: false,
+    },
+    Row {
+        label: "window mode: `execute`, CLOSED, ready success",
+        group: group::WINDOW_ASYNC,
         with_peers: false,
     },
     Row {

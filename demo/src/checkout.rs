@@ -110,10 +110,44 @@ impl Checkout {
         timeline: Timeline,
         cancel: CancellationToken,
     ) -> Result<Self, kit::ConfigError> {
+        let breaker = RetryBreaker::new(breaker.threshold, breaker.cooldown, TokioClock::new())?;
+        Ok(Checkout::around(breaker, client, retry, timeline, cancel))
+    }
+
+    /// A checkout whose breaker opens on a failure rate over `window`
+    /// instead of consecutive failures (window mode, rules W1-W3).
+    ///
+    /// # Errors
+    ///
+    /// If the settings cannot work (a zero threshold, a window that could
+    /// never open).
+    pub fn windowed(
+        client: PaymentClient,
+        breaker: BreakerSettings,
+        window: kit::WindowConfig,
+        retry: RetryPolicy,
+        timeline: Timeline,
+        cancel: CancellationToken,
+    ) -> Result<Self, kit::ConfigError> {
+        let breaker = RetryBreaker::builder()
+            .threshold(breaker.threshold)
+            .cooldown(breaker.cooldown)
+            .window(window)
+            .build(TokioClock::new())?;
+        Ok(Checkout::around(breaker, client, retry, timeline, cancel))
+    }
+
+    fn around(
+        breaker: RetryBreaker<TokioClock>,
+        client: PaymentClient,
+        retry: RetryPolicy,
+        timeline: Timeline,
+        cancel: CancellationToken,
+    ) -> Self {
         let record = timeline.clone();
-        let breaker = RetryBreaker::new(breaker.threshold, breaker.cooldown, TokioClock::new())?
-            .with_transition_hook(move |transition| record.transition(*transition));
-        Ok(Checkout {
+        let breaker =
+            breaker.with_transition_hook(move |transition| record.transition(*transition));
+        Checkout {
             breaker,
             client,
             book: OrderBook::new(),
@@ -122,7 +156,7 @@ impl Checkout {
             cancel,
             calls: AtomicU32::new(0),
             orders_placed: AtomicU32::new(0),
-        })
+        }
     }
 
     /// Takes an order and pays for it through the breaker.
@@ -205,16 +239,15 @@ impl Checkout {
                 let sent = Instant::now();
                 let result = self.client.charge(order).await;
                 let took = sent.elapsed();
-                let (outcome, verdict) = split_verdict(result);
                 self.timeline.attempt(
                     label,
                     attempt,
                     probe,
-                    outcome,
+                    row(&result),
                     Some(took),
                     StateAfter::Awaiting,
                 );
-                verdict
+                result
             }
         };
         // Each call draws its own jitter seed, so calls that fail at the same
@@ -234,9 +267,10 @@ impl Checkout {
 
         let result = self
             .breaker
-            .execute(
+            .execute_classified(
                 self.retry.attempts,
                 task,
+                ChargeError::verdict,
                 ChargeError::is_retryable,
                 backoff,
                 &self.cancel,
@@ -247,8 +281,12 @@ impl Checkout {
         self.timeline.fill_states(state);
 
         match result {
-            Ok(Ok(receipt)) => Payment::Paid(receipt),
-            Ok(Err(declined)) => Payment::Declined(declined),
+            Ok(receipt) => Payment::Paid(receipt),
+            // A decline was a sign of life for the breaker and was not
+            // retried; the customer still learns of it.
+            Err(ExecuteError::Task { source, .. }) if source.is_callers_fault() => {
+                Payment::Declined(source)
+            }
             Err(ExecuteError::Rejected {
                 attempt, rejection, ..
             }) => {
@@ -305,28 +343,22 @@ impl Checkout {
     }
 }
 
-/// Splits a charge result into the row to record and the task's verdict
-/// for the breaker.
+/// The timeline's row for one attempt.
 ///
-/// A request the gateway refused as invalid travels as `Ok(Err(_))`: for the
-/// breaker it is a *success*, since the gateway is up and answering. Were it
-/// an `Err`, the breaker would count it, and one customer's bad card number,
-/// sent a few times, could open the circuit on everyone else. It is not
-/// retried either, since only an `Err` is.
-fn split_verdict(
-    result: Result<Receipt, ChargeError>,
-) -> (Outcome, Result<Result<Receipt, ChargeError>, ChargeError>) {
+/// What the breaker makes of the attempt is not decided here but by
+/// [`ChargeError::verdict`], the classifier `pay` hands to the breaker: a
+/// request the gateway refused as invalid is a *success* for the breaker,
+/// since the gateway is up and answering. Counted as a failure, one
+/// customer's bad card number could open the circuit on everyone else. It
+/// is not retried either ([`ChargeError::is_retryable`]): classifying and
+/// retrying are two questions.
+fn row(result: &Result<Receipt, ChargeError>) -> Outcome {
     match result {
-        Ok(receipt) => (Outcome::Charged(receipt.charge_id.clone()), Ok(Ok(receipt))),
-        Err(error) if error.is_callers_fault() => {
-            (Outcome::Declined(error.clone()), Ok(Err(error)))
-        }
-        Err(error) => (
-            Outcome::Failed {
-                error: error.clone(),
-                retry_in: None,
-            },
-            Err(error),
-        ),
+        Ok(receipt) => Outcome::Charged(receipt.charge_id.clone()),
+        Err(error) if error.is_callers_fault() => Outcome::Declined(error.clone()),
+        Err(error) => Outcome::Failed {
+            error: error.clone(),
+            retry_in: None,
+        },
     }
 }

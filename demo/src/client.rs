@@ -16,6 +16,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use crate::gateway::IDEMPOTENCY_KEY;
+use crate::kit::Verdict;
 use crate::kit::timeout::{self, TimedOut};
 use crate::orders::Order;
 
@@ -98,6 +99,26 @@ impl ChargeError {
     /// is wrong. Such an answer shows the gateway is working.
     pub fn is_callers_fault(&self) -> bool {
         matches!(self, ChargeError::Invalid { .. })
+    }
+
+    /// What an attempt's outcome means for the breaker (rules K1-K3): a
+    /// charge or a decline shows the gateway working, anything else is a
+    /// failure of the gateway. Handed to `execute_classified` as is.
+    ///
+    /// ```
+    /// use retry_breaker_demo::client::{ChargeError, Receipt};
+    /// use retry_breaker_demo::kit::Verdict;
+    ///
+    /// let declined: Result<Receipt, _> = Err(ChargeError::Invalid { status: 402, message: "declined".into() });
+    /// assert_eq!(ChargeError::verdict(&declined), Verdict::Success);
+    /// assert_eq!(ChargeError::verdict(&Err::<Receipt, _>(ChargeError::Throttled)), Verdict::Failure);
+    /// ```
+    pub fn verdict(outcome: &Result<Receipt, ChargeError>) -> Verdict {
+        match outcome {
+            Ok(_) => Verdict::Success,
+            Err(error) if error.is_callers_fault() => Verdict::Success,
+            Err(_) => Verdict::Failure,
+        }
     }
 
     /// Whether the request ran out of time.

@@ -82,6 +82,15 @@ pub enum Mode {
         /// Picks which requests fail.
         seed: u64,
     },
+    /// Fails the first `burst` of every `every` requests with 503 and serves
+    /// the rest like [`Mode::Healthy`]: a steady trickle of errors that
+    /// come in short runs, the same ones every run.
+    Bursts {
+        /// Failed requests in a row at the start of every cycle.
+        burst: u32,
+        /// Requests per cycle.
+        every: u32,
+    },
     /// Answers 422: the request itself is invalid (say, a malformed card
     /// number). That is the caller's fault, so retrying cannot help.
     Reject,
@@ -117,6 +126,7 @@ impl fmt::Display for Mode {
             Mode::Down => f.write_str("DOWN"),
             Mode::Slow { delay } => write!(f, "SLOW {}ms", delay.as_millis()),
             Mode::Flaky { fail_percent, seed } => write!(f, "FLAKY {fail_percent}% seed {seed}"),
+            Mode::Bursts { burst, every } => write!(f, "BURSTS {burst} of {every}"),
             Mode::Reject => f.write_str("REJECT"),
         }
     }
@@ -125,7 +135,7 @@ impl fmt::Display for Mode {
 /// The admin endpoint was sent a mode it does not understand.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "`{0}` is not a gateway mode; expected HEALTHY, DOWN, SLOW <n>ms, FLAKY <n>% seed <n> or REJECT"
+    "`{0}` is not a gateway mode; expected HEALTHY, DOWN, SLOW <n>ms, FLAKY <n>% seed <n>, BURSTS <n> of <n> or REJECT"
 )]
 pub struct ParseModeError(String);
 
@@ -155,6 +165,15 @@ impl FromStr for Mode {
                     .ok_or_else(invalid)?;
                 let seed = seed.parse().map_err(|_| invalid())?;
                 Ok(Mode::Flaky { fail_percent, seed })
+            }
+            ["BURSTS", burst, "of", every] => {
+                let burst = burst.parse().map_err(|_| invalid())?;
+                let every = every
+                    .parse()
+                    .ok()
+                    .filter(|every| *every > 0)
+                    .ok_or_else(invalid)?;
+                Ok(Mode::Bursts { burst, every })
             }
             _ => Err(invalid()),
         }
@@ -348,6 +367,13 @@ async fn charge(
                 )
             }
             Mode::Flaky { .. } => charge_once(&mut books.stats, key),
+            Mode::Bursts { burst, every } if n % u64::from(every) < u64::from(burst) => {
+                Answer::Now(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "temporarily unavailable".into(),
+                )
+            }
+            Mode::Bursts { .. } => charge_once(&mut books.stats, key),
             Mode::Reject => Answer::Now(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "the card number is invalid".into(),
@@ -410,6 +436,7 @@ mod tests {
                 fail_percent: 30,
                 seed: 7,
             },
+            Mode::Bursts { burst: 2, every: 6 },
             Mode::Reject,
         ];
         for mode in modes {

@@ -9,7 +9,7 @@
 //! - [`client`]: one charge request with a deadline, and what its failure
 //!   means (retryable or the caller's fault).
 //! - [`orders`]: orders and the book that never forgets one.
-//! - [`checkout`]: pays through [`RetryBreaker::execute`](kit::RetryBreaker::execute)
+//! - [`checkout`]: pays through [`RetryBreaker::execute_classified`](kit::RetryBreaker::execute_classified)
 //!   and accepts orders as pending when payment is unavailable.
 //! - [`settlement`]: charges the pending orders later, through the same breaker.
 //! - [`timeline`] and [`report`]: what happened, and how it is printed.

@@ -113,6 +113,33 @@ impl Rig {
         })
     }
 
+    /// As [`Rig::start`], with a breaker in window mode.
+    ///
+    /// # Errors
+    ///
+    /// As [`Rig::start`].
+    pub async fn start_windowed(
+        settings: Settings,
+        window: crate::kit::WindowConfig,
+        cancel: CancellationToken,
+    ) -> Result<Self, DemoError> {
+        let gateway = Gateway::start().await?;
+        let client = PaymentClient::new(&gateway.url(), settings.deadline);
+        let checkout = Checkout::windowed(
+            client,
+            settings.breaker,
+            window,
+            settings.retry,
+            Timeline::start(),
+            cancel,
+        )?;
+        Ok(Rig {
+            gateway,
+            checkout,
+            settings,
+        })
+    }
+
     /// Switches the gateway's mode over its admin endpoint, and says so in
     /// the timeline.
     ///
@@ -217,11 +244,28 @@ pub enum Scenario {
     RejectNotRetried,
     /// Orders taken during an outage are all paid once it is over.
     OutageThenSettlement,
+    /// A trickle of errors in short bursts opens a consecutive breaker
+    /// again and again.
+    TrickleConsecutive,
+    /// The same trickle leaves a window breaker closed.
+    TrickleWindow,
 }
+
+/// The window of [`Scenario::TrickleWindow`]: open when half of the last 20
+/// attempts failed, once at least 10 were seen.
+pub const TRICKLE_WINDOW: crate::kit::WindowConfig = crate::kit::WindowConfig {
+    size: 20,
+    minimum: 10,
+    failure_rate: 0.5,
+};
+
+/// Requests per cycle of the trickle: a burst as long as the threshold,
+/// then healthy requests, a quarter of them failures.
+pub const TRICKLE_EVERY: u32 = 12;
 
 impl Scenario {
     /// Every scenario, in the order the demo runs them.
-    pub const ALL: [Scenario; 7] = [
+    pub const ALL: [Scenario; 9] = [
         Scenario::SlowWithoutBreaker,
         Scenario::DownWithBreaker,
         Scenario::Recovery,
@@ -229,6 +273,8 @@ impl Scenario {
         Scenario::FlakyWithRetries,
         Scenario::RejectNotRetried,
         Scenario::OutageThenSettlement,
+        Scenario::TrickleConsecutive,
+        Scenario::TrickleWindow,
     ];
 
     /// A short title.
@@ -241,6 +287,8 @@ impl Scenario {
             Scenario::FlakyWithRetries => "FLAKY, with retries",
             Scenario::RejectNotRetried => "REJECT: the caller's fault is not retried",
             Scenario::OutageThenSettlement => "An outage, then settlement",
+            Scenario::TrickleConsecutive => "A trickle of errors: a consecutive breaker flaps",
+            Scenario::TrickleWindow => "The same trickle: a window breaker holds",
         }
     }
 
@@ -283,6 +331,16 @@ impl Scenario {
                  the same breaker: it waits out the cooldown, one probe closes\nthe \
                  circuit, and every order ends paid exactly once."
             }
+            Scenario::TrickleConsecutive => {
+                "The gateway fails a quarter of its requests, in short bursts as long as the \
+                 threshold. Each burst opens the\nconsecutive breaker, and good orders are \
+                 refused for a whole cooldown although the gateway is mostly fine."
+            }
+            Scenario::TrickleWindow => {
+                "The same trickle, through a breaker that opens when half of the last 20 \
+                 attempts failed (at least 10 seen).\nA quarter is below half: the circuit \
+                 stays closed, and only the orders caught in a burst wait for settlement."
+            }
         }
     }
 
@@ -306,7 +364,12 @@ impl Scenario {
         settings: Settings,
         cancel: CancellationToken,
     ) -> Result<ScenarioReport, DemoError> {
-        let rig = Rig::start(settings, cancel).await?;
+        let rig = match self {
+            Scenario::TrickleWindow => {
+                Rig::start_windowed(settings, TRICKLE_WINDOW, cancel).await?
+            }
+            _ => Rig::start(settings, cancel).await?,
+        };
         self.play(&rig).await?;
         Ok(rig.report(self.heading(), self.story()))
     }
@@ -370,6 +433,18 @@ impl Scenario {
                     .settle(budget)
                     .await;
                 rig.note_ledger();
+            }
+            Scenario::TrickleConsecutive | Scenario::TrickleWindow => {
+                rig.switch(Mode::Bursts {
+                    burst: settings.breaker.threshold,
+                    every: TRICKLE_EVERY,
+                })
+                .await?;
+                // The same script for both breakers: waiting out a cooldown
+                // costs the window breaker nothing, since it never opens.
+                rig.place_orders(1..=4).await;
+                rig.wait_out_cooldown().await;
+                rig.place_orders(5..=14).await;
             }
         }
         Ok(())

@@ -475,3 +475,32 @@ async fn the_admin_endpoint_switches_modes_while_the_gateway_runs() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_trickle_of_errors_opens_a_consecutive_breaker_again_and_again() {
+    let report = run(Scenario::TrickleConsecutive).await;
+
+    let opened = report
+        .transitions
+        .iter()
+        .filter(|t| t.to == retry_breaker_demo::kit::Phase::Open)
+        .count();
+    assert_eq!(opened, 2, "each burst opened the circuit");
+    assert!(
+        report.summary.pending >= 4,
+        "orders were refused although the gateway was mostly fine"
+    );
+    assert_eq!(report.summary.lost, 0);
+}
+
+#[tokio::test]
+async fn the_same_trickle_leaves_a_window_breaker_closed() {
+    let report = run(Scenario::TrickleWindow).await;
+
+    assert!(report.transitions.is_empty(), "the circuit never opened");
+    // Only the two orders whose three attempts all fell in a burst wait for
+    // settlement; the twelve others are paid.
+    assert_eq!(report.summary.pending, 2);
+    assert_eq!(report.summary.paid, 12);
+    assert_eq!(report.gateway.requests, 18);
+}

@@ -7,6 +7,7 @@ use std::pin::pin;
 
 use crate::clock::Clock;
 use crate::permit::Permit;
+use crate::verdict::Verdict;
 
 /// Starts the task, awaits it, and reports the outcome on `permit`.
 ///
@@ -20,13 +21,14 @@ use crate::permit::Permit;
 /// If this future is dropped mid-attempt for any other reason (a timeout
 /// around `execute`, a `select!`, a sibling's panic under `join!`), nothing
 /// was observed: the permit goes back with no verdict.
-pub(crate) async fn run<C, T, E, Fut>(
+pub(crate) async fn run<C, O, Fut>(
     permit: Permit<'_, C>,
     start: impl FnOnce() -> Fut,
-) -> Result<T, E>
+) -> Result<O::Value, O::Error>
 where
     C: Clock,
-    Fut: Future<Output = Result<T, E>>,
+    O: Outcome,
+    Fut: Future<Output = O>,
 {
     let mut permit = Unobserved(Some(permit));
 
@@ -46,12 +48,71 @@ where
         .await;
 
     if let Some(permit) = permit.0.take() {
-        match outcome {
-            Ok(_) => permit.success(),
-            Err(_) => permit.failure(),
-        };
+        // BEGIN TODO(10): report the outcome's verdict, not whether it is Ok (K1)
+        permit.report(outcome.verdict());
+        // STARTER: if outcome.is_ok() {
+        // STARTER:     permit.success();
+        // STARTER: } else {
+        // STARTER:     permit.failure();
+        // STARTER: }
+        // END TODO
     }
-    outcome
+    outcome.into_result()
+}
+
+/// An attempt's outcome, as the retry loop sees it: what the caller gets
+/// back, and what the breaker should make of it.
+pub(crate) trait Outcome {
+    type Value;
+    type Error;
+    /// What the breaker counts (K1).
+    fn verdict(&self) -> Verdict;
+    /// Whether the task returned `Ok`.
+    #[allow(dead_code, reason = "the starter reports by it until step 10")]
+    fn is_ok(&self) -> bool;
+    /// What the caller gets back, whatever the verdict (K3).
+    fn into_result(self) -> Result<Self::Value, Self::Error>;
+}
+
+/// A plain result has the core lab's verdict.
+impl<T, E> Outcome for Result<T, E> {
+    type Value = T;
+    type Error = E;
+
+    fn verdict(&self) -> Verdict {
+        Verdict::of(self)
+    }
+
+    fn is_ok(&self) -> bool {
+        Result::is_ok(self)
+    }
+
+    fn into_result(self) -> Result<T, E> {
+        self
+    }
+}
+
+/// A result with the verdict a classifier gave it.
+pub(crate) struct Classified<T, E> {
+    pub(crate) outcome: Result<T, E>,
+    pub(crate) verdict: Verdict,
+}
+
+impl<T, E> Outcome for Classified<T, E> {
+    type Value = T;
+    type Error = E;
+
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    fn is_ok(&self) -> bool {
+        self.outcome.is_ok()
+    }
+
+    fn into_result(self) -> Result<T, E> {
+        self.outcome
+    }
 }
 
 /// The permit of an attempt whose outcome is not known yet.

@@ -21,6 +21,7 @@ use crate::shortcut::ClosedShortcut;
 // END SOLUTION ONLY
 use crate::state::State;
 use crate::transition::{Generation, Transition};
+use crate::window::WindowConfig;
 
 type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
 
@@ -94,6 +95,23 @@ impl<C: Clock> RetryBreaker<C> {
         })
     }
 
+    /// A breaker around an already configured circuit (see
+    /// [`builder`](RetryBreaker::builder)).
+    pub(crate) fn from_circuit(circuit: Circuit, clock: C) -> Self {
+        // BEGIN SOLUTION ONLY: the fast path
+        let shortcut = ClosedShortcut::new();
+        shortcut.refresh(&circuit);
+        // END SOLUTION ONLY
+        RetryBreaker {
+            circuit: Mutex::new(circuit),
+            // BEGIN SOLUTION ONLY: the fast path
+            shortcut,
+            // END SOLUTION ONLY
+            clock,
+            hook: None,
+        }
+    }
+
     /// Calls `hook` after every transition, in the order of their
     /// generations when the breaker is used from one thread.
     ///
@@ -150,6 +168,17 @@ impl<C: Clock> RetryBreaker<C> {
     /// How long the circuit stays open before a probe.
     pub fn cooldown(&self) -> Duration {
         self.circuit().cooldown()
+    }
+
+    /// Good probes in a row that close a half-open circuit (S1; 1 unless
+    /// set with [`Builder::success_threshold`](crate::Builder::success_threshold)).
+    pub fn success_threshold(&self) -> u32 {
+        self.circuit().success_threshold()
+    }
+
+    /// The failure-rate window, in window mode (W1).
+    pub fn window(&self) -> Option<WindowConfig> {
+        self.circuit().window_config()
     }
 
     /// The breaker's clock.

@@ -13,6 +13,7 @@ use crate::deadline::Deadline;
 use crate::error::Rejected;
 use crate::state::{Phase, State};
 use crate::transition::{Generation, Transition};
+use crate::window::{Window, WindowConfig};
 
 /// What a reported outcome did to the circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,6 +38,13 @@ pub(crate) struct Circuit {
     threshold: u32,
     cooldown: Duration,
     mode: Mode,
+    /// Good probes a HALF-OPEN circuit needs before it closes (S1).
+    success_threshold: u32,
+    /// Good probes so far in this HALF-OPEN spell (S1, S2).
+    probes_passed: u32,
+    /// In window mode, the verdicts of the last counted attempts while
+    /// CLOSED (W1); `None` in consecutive mode.
+    window: Option<Window>,
     generation: Generation,
     /// The transition made by the last operation, waiting to be handed to the
     /// hook once the lock is released.
@@ -50,9 +58,35 @@ impl Circuit {
             threshold,
             cooldown,
             mode: Mode::Closed { failures: 0 },
+            success_threshold: 1,
+            probes_passed: 0,
+            window: None,
             generation: Generation::default(),
             transition: None,
         }
+    }
+
+    /// The advanced modes, already checked: `success_threshold` good probes
+    /// to close (S1), and a failure-rate window instead of a consecutive
+    /// count (W1). The defaults, 1 and `None`, are the core lab.
+    pub(crate) fn with_modes(mut self, success_threshold: u32, window: Option<Window>) -> Self {
+        self.success_threshold = success_threshold;
+        self.window = window;
+        self
+    }
+
+    pub(crate) fn success_threshold(&self) -> u32 {
+        self.success_threshold
+    }
+
+    pub(crate) fn window_config(&self) -> Option<WindowConfig> {
+        self.window.as_ref().map(Window::config)
+    }
+
+    /// Whether a success in CLOSED can change anything even with no failure
+    /// counted: in window mode it takes a place in the window (W1).
+    pub(crate) fn counts_successes(&self) -> bool {
+        self.window.is_some()
     }
 
     pub(crate) fn threshold(&self) -> u32 {
@@ -122,6 +156,33 @@ impl Circuit {
         }
         // STARTER:
         // END TODO
+        // BEGIN TODO(12): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
+        if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
+            window.record(false);
+            // A success lowers the share, but it may be the verdict that
+            // brings the window to its minimum: the rule is checked after
+            // every verdict, as resilience4j does.
+            if window.trips() {
+                self.trip(clock.now());
+            } else {
+                self.mode = Mode::Closed {
+                    failures: window.failures(),
+                };
+            }
+            return Recorded::Counted;
+        }
+        // STARTER:
+        // END TODO
+        // BEGIN TODO(11): a good probe short of the success threshold lets the next probe in instead of closing (S1)
+        if let Mode::HalfOpen { .. } = self.mode {
+            self.probes_passed += 1;
+            if self.probes_passed < self.success_threshold {
+                self.mode = Mode::HalfOpen { probe_out: false };
+                return Recorded::Counted;
+            }
+        }
+        // STARTER:
+        // END TODO
         match self.mode {
             Mode::Closed { .. } => {
                 // BEGIN TODO(1): a success resets the consecutive-failure count (B2)
@@ -145,6 +206,20 @@ impl Circuit {
         // BEGIN TODO(3): a failure from an older generation changes nothing, and says so (B6, B9)
         if self.is_stale(generation) {
             return Recorded::Stale;
+        }
+        // STARTER:
+        // END TODO
+        // BEGIN TODO(12): in window mode, a failure in CLOSED enters the window, and the window decides (W1)
+        if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
+            window.record(true);
+            if window.trips() {
+                self.trip(clock.now());
+            } else {
+                self.mode = Mode::Closed {
+                    failures: window.failures(),
+                };
+            }
+            return Recorded::Counted;
         }
         // STARTER:
         // END TODO
@@ -215,6 +290,16 @@ impl Circuit {
             at: now,
             generation: self.generation,
         });
+        // END TODO
+        // BEGIN TODO(11): a new state starts counting good probes from 0 (S2)
+        self.probes_passed = 0;
+        // STARTER:
+        // END TODO
+        // BEGIN TODO(12): the window starts empty whenever the circuit closes (W2)
+        if let (Mode::Closed { .. }, Some(window)) = (mode, self.window.as_mut()) {
+            window.clear();
+        }
+        // STARTER:
         // END TODO
     }
 }

@@ -5,12 +5,13 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::attempt;
+use crate::attempt::{self, Classified, Outcome};
 use crate::breaker::RetryBreaker;
 use crate::clock::Clock;
 use crate::error::{ExecuteError, GaveUp};
 use crate::sleeper::Sleeper;
 use crate::time_source;
+use crate::verdict::Verdict;
 
 impl<C: Clock> RetryBreaker<C> {
     /// Calls `task` through the breaker, retrying failures that `retryable`
@@ -97,7 +98,7 @@ impl<C: Clock> RetryBreaker<C> {
     pub async fn execute<T, E, Task, Fut, Retryable, Backoff, S>(
         &self,
         attempts: u32,
-        mut task: Task,
+        task: Task,
         retryable: Retryable,
         backoff: Backoff,
         cancel: &CancellationToken,
@@ -107,6 +108,122 @@ impl<C: Clock> RetryBreaker<C> {
         Task: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         Retryable: Fn(&E) -> bool,
+        Backoff: Fn(u32) -> Duration,
+        S: Sleeper,
+    {
+        // The core lab's reading of outcomes: `Verdict::of`, through the
+        // outcome itself (see `attempt::Outcome`).
+        self.retry(attempts, task, retryable, backoff, cancel, sleeper)
+            .await
+    }
+
+    /// [`execute`](RetryBreaker::execute), with `classify` deciding what each
+    /// attempt's outcome means for the breaker (rules K1-K3).
+    ///
+    /// Only the breaker's bookkeeping changes: a
+    /// [`Verdict::Success`] counts as a sign of life, a
+    /// [`Verdict::Failure`] towards opening, and a [`Verdict::Ignored`]
+    /// records nothing (a probe hands its slot back). The caller still gets
+    /// the task's value or error exactly as `execute` would return it (K3),
+    /// and retrying is still `retryable`'s decision alone (K2): a declined
+    /// card is a success for the breaker *and* not worth retrying.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{backoff, ExecuteError, ManualClock, RetryBreaker, State, Verdict};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// #[derive(Debug)]
+    /// enum PayError { Declined, Timeout }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let clock = ManualClock::new();
+    /// let sleeper = clock.sleeper();
+    /// let breaker = RetryBreaker::new(1, Duration::from_secs(30), clock)?;
+    /// let classify = |outcome: &Result<(), PayError>| match outcome {
+    ///     Ok(()) | Err(PayError::Declined) => Verdict::Success,
+    ///     Err(PayError::Timeout) => Verdict::Failure,
+    /// };
+    /// let retryable = |e: &PayError| matches!(e, PayError::Timeout);
+    ///
+    /// let result = breaker
+    ///     .execute_classified(
+    ///         3,
+    ///         || async { Err(PayError::Declined) },
+    ///         classify,
+    ///         retryable,
+    ///         backoff::constant(Duration::from_millis(100)),
+    ///         &CancellationToken::new(),
+    ///         &sleeper,
+    ///     )
+    ///     .await;
+    /// // The caller still learns of the decline, which was not retried...
+    /// assert!(matches!(result, Err(ExecuteError::Task { attempt: 1, source: PayError::Declined, .. })));
+    /// // ...and the breaker saw a sign of life, not a failure.
+    /// assert_eq!(breaker.state(), State::Closed { failures: 0 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`execute`](RetryBreaker::execute).
+    ///
+    /// # Panics
+    ///
+    /// As [`execute`](RetryBreaker::execute). A panicking classifier is
+    /// treated as a panic of the task.
+    // Contract: K1-K3, and E1-E10 as for `execute`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "execute's six inputs plus the classifier, each visible where it is used"
+    )]
+    pub async fn execute_classified<T, E, Task, Fut, Classify, Retryable, Backoff, S>(
+        &self,
+        attempts: u32,
+        mut task: Task,
+        classify: Classify,
+        retryable: Retryable,
+        backoff: Backoff,
+        cancel: &CancellationToken,
+        sleeper: &S,
+    ) -> Result<T, ExecuteError<E>>
+    where
+        Task: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        Classify: Fn(&Result<T, E>) -> Verdict,
+        Retryable: Fn(&E) -> bool,
+        Backoff: Fn(u32) -> Duration,
+        S: Sleeper,
+    {
+        let classify = &classify;
+        let task = || {
+            let attempt = task();
+            async move {
+                let outcome = attempt.await;
+                let verdict = classify(&outcome);
+                Classified { outcome, verdict }
+            }
+        };
+        self.retry(attempts, task, retryable, backoff, cancel, sleeper)
+            .await
+    }
+
+    /// The retry loop itself, for any outcome that knows its verdict.
+    async fn retry<O, Task, Fut, Retryable, Backoff, S>(
+        &self,
+        attempts: u32,
+        mut task: Task,
+        retryable: Retryable,
+        backoff: Backoff,
+        cancel: &CancellationToken,
+        sleeper: &S,
+    ) -> Result<O::Value, ExecuteError<O::Error>>
+    where
+        O: Outcome,
+        Task: FnMut() -> Fut,
+        Fut: Future<Output = O>,
+        Retryable: Fn(&O::Error) -> bool,
         Backoff: Fn(u32) -> Duration,
         S: Sleeper,
     {

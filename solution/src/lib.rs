@@ -59,6 +59,7 @@
 mod attempt;
 pub mod backoff;
 mod breaker;
+mod builder;
 mod circuit;
 mod clock;
 mod deadline;
@@ -75,8 +76,11 @@ mod time_source;
 #[cfg(feature = "tokio")]
 pub mod timeout;
 mod transition;
+mod verdict;
+mod window;
 
 pub use breaker::RetryBreaker;
+pub use builder::Builder;
 pub use circuit::Recorded;
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
@@ -90,3 +94,5 @@ pub use sleeper::{ManualSleeper, Sleeper};
 pub use state::{Phase, State};
 pub use time_source::TimeSource;
 pub use transition::{Generation, Transition};
+pub use verdict::Verdict;
+pub use window::WindowConfig;

@@ -8,6 +8,7 @@ use crate::breaker::RetryBreaker;
 use crate::circuit::Recorded;
 use crate::clock::Clock;
 use crate::transition::Generation;
+use crate::verdict::Verdict;
 
 /// Permission for one attempt to call the dependency, from
 /// [`RetryBreaker::try_acquire`].
@@ -75,6 +76,45 @@ impl<'a, C: Clock> Permit<'a, C> {
     pub fn failure(self) -> Recorded {
         let permit = ManuallyDrop::new(self);
         permit.breaker.record_failure(permit.generation)
+    }
+
+    /// Reports the attempt with a classifier's verdict (K1): a success or a
+    /// failure as [`success`](Permit::success) and
+    /// [`failure`](Permit::failure) would, and [`Verdict::Ignored`] with no
+    /// verdict at all, as a permit dropped unreported (a probe hands its
+    /// slot back). Returns `None` for an ignored attempt: nothing was
+    /// recorded.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, Recorded, RetryBreaker, State, Verdict};
+    ///
+    /// let breaker = RetryBreaker::new(1, Duration::ZERO, ManualClock::new())?;
+    /// breaker.try_acquire()?.failure();
+    /// let probe = breaker.try_acquire()?;
+    /// assert_eq!(probe.report(Verdict::Ignored), None);
+    /// assert_eq!(breaker.state(), State::HalfOpen { probe_in_flight: false });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
+    pub fn report(self, verdict: Verdict) -> Option<Recorded> {
+        // BEGIN TODO(10): a success or a failure is reported as such; an ignored attempt records nothing and gives a probe slot back (K1)
+        match verdict {
+            Verdict::Success => Some(self.success()),
+            Verdict::Failure => Some(self.failure()),
+            Verdict::Ignored => {
+                self.abandon();
+                None
+            }
+        }
+        // STARTER: match verdict {
+        // STARTER:     Verdict::Success => Some(self.success()),
+        // STARTER:     Verdict::Failure | Verdict::Ignored => Some(self.failure()),
+        // STARTER: }
+        // END TODO
     }
 
     /// Takes the generation out, leaving the attempt to whoever carries it on
@@ -158,6 +198,17 @@ impl<C: Clock> OwnedPermit<C> {
     pub fn failure(mut self) -> Recorded {
         let breaker = self.take_breaker();
         Permit::new(&breaker, self.generation).failure()
+    }
+
+    /// Reports the attempt with a classifier's verdict, as
+    /// [`Permit::report`].
+    #[allow(
+        clippy::must_use_candidate,
+        reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
+    )]
+    pub fn report(mut self, verdict: Verdict) -> Option<Recorded> {
+        let breaker = self.take_breaker();
+        Permit::new(&breaker, self.generation).report(verdict)
     }
 
     /// The breaker, for the borrowed permit that reports for this one.

@@ -19,9 +19,11 @@ use crate::breaker::RetryBreaker;
 use crate::clock::Clock;
 use crate::error::ExecuteError;
 use crate::sleeper::Sleeper;
+use crate::verdict::Verdict;
 
 type Predicate<E> = Arc<dyn Fn(&E) -> bool + Send + Sync>;
 type Hint<E> = Arc<dyn Fn(&E) -> Option<Duration> + Send + Sync>;
+type Classifier<E> = Arc<dyn Fn(&E) -> Verdict + Send + Sync>;
 
 /// How many attempts a call makes, how long it waits between them, and
 /// which errors it retries: set once, applied to every call with
@@ -70,6 +72,7 @@ pub struct RetryPolicy<E> {
     jitter: Jitter,
     retryable: Predicate<E>,
     retry_after: Option<Hint<E>>,
+    classify_errors: Option<Classifier<E>>,
     cancel: CancellationToken,
 }
 
@@ -117,6 +120,7 @@ impl<E> RetryPolicy<E> {
             jitter: Jitter::FreshSeedPerCall,
             retryable: Arc::new(|_| true),
             retry_after: None,
+            classify_errors: None,
             cancel: CancellationToken::new(),
         }
     }
@@ -145,6 +149,37 @@ impl<E> RetryPolicy<E> {
         hint: impl Fn(&E) -> Option<Duration> + Send + Sync + 'static,
     ) -> Self {
         self.retry_after = Some(Arc::new(hint));
+        self
+    }
+
+    /// Lets the breaker count errors by what they mean (rules K1-K3): a
+    /// value is always a success, and `classify` gives each error its
+    /// [`Verdict`]. Without it every error is a failure. Retrying stays
+    /// [`retry_if`](RetryPolicy::retry_if)'s decision, and the caller gets
+    /// the error back whatever its verdict.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, RetryBreaker, RetryPolicy, State, Verdict};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let clock = ManualClock::new();
+    /// let breaker = RetryBreaker::new(1, Duration::from_secs(30), clock.clone())?;
+    /// let policy = RetryPolicy::constant(Duration::from_millis(10))
+    ///     .retry_if(|e: &&str| *e != "declined")
+    ///     .classify_errors(|e: &&str| if *e == "declined" { Verdict::Success } else { Verdict::Failure });
+    /// let result = policy.run(&breaker, &clock.sleeper(), || async { Err::<(), _>("declined") }).await;
+    /// assert!(result.is_err(), "the caller still learns of the decline");
+    /// assert_eq!(breaker.state(), State::Closed { failures: 0 }, "a sign of life");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn classify_errors(
+        mut self,
+        classify: impl Fn(&E) -> Verdict + Send + Sync + 'static,
+    ) -> Self {
+        self.classify_errors = Some(Arc::new(classify));
         self
     }
 
@@ -226,10 +261,16 @@ impl<E> RetryPolicy<E> {
             asked.map_or(delay, |asked| asked.max(delay))
         };
 
+        let classify_errors = self.classify_errors.as_deref();
+        let classify = |outcome: &Result<T, E>| match (outcome, classify_errors) {
+            (Err(error), Some(classify)) => classify(error),
+            _ => Verdict::of(outcome),
+        };
         breaker
-            .execute(
+            .execute_classified(
                 self.attempts,
                 task,
+                classify,
                 |error| (self.retryable)(error),
                 backoff,
                 &self.cancel,
@@ -247,6 +288,7 @@ impl<E> Clone for RetryPolicy<E> {
             jitter: self.jitter,
             retryable: Arc::clone(&self.retryable),
             retry_after: self.retry_after.clone(),
+            classify_errors: self.classify_errors.clone(),
             cancel: self.cancel.clone(),
         }
     }
@@ -259,6 +301,7 @@ impl<E> fmt::Debug for RetryPolicy<E> {
             .field("delays", &self.delays)
             .field("jitter", &self.jitter)
             .field("retry_after", &self.retry_after.is_some())
+            .field("classify_errors", &self.classify_errors.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -105,7 +105,12 @@ impl ClosedShortcut {
     /// under the lock, at the end of every critical section.
     pub(crate) fn refresh(&self, circuit: &Circuit) {
         let word = match circuit.state(&NoTime) {
-            State::Closed { failures } => encode(circuit.generation(), failures == 0),
+            // In window mode every success takes a place in the window, so a
+            // success is never "nothing to do" there (W1).
+            State::Closed { failures } => encode(
+                circuit.generation(),
+                failures == 0 && !circuit.counts_successes(),
+            ),
             State::Open { .. } | State::HalfOpen { .. } => ASK,
         };
         self.word.store(word, Ordering::Release);
@@ -176,6 +181,47 @@ mod tests {
         assert_eq!(shortcut.admit(), None, "OPEN: ask the circuit");
         assert!(!shortcut.success_changes_nothing(first));
         assert!(!shortcut.success_changes_nothing(circuit.generation()));
+    }
+
+    #[test]
+    fn in_window_mode_a_success_always_asks_the_circuit() {
+        use crate::window::{Window, WindowConfig};
+        let circuit = Circuit::new(1, Duration::from_secs(1)).with_modes(
+            1,
+            Some(Window::new(WindowConfig {
+                size: 4,
+                minimum: 2,
+                failure_rate: 0.5,
+            })),
+        );
+        let shortcut = ClosedShortcut::new();
+        shortcut.refresh(&circuit);
+        let first = circuit.generation();
+        assert_eq!(shortcut.admit(), Some(first), "admission is still free");
+        assert!(
+            !shortcut.success_changes_nothing(first),
+            "a success must reach the window"
+        );
+    }
+
+    #[test]
+    fn with_a_success_threshold_the_shortcut_is_as_before() {
+        // The success threshold only matters in HALF-OPEN, where the word
+        // already says "ask the circuit".
+        let clock = crate::clock::ManualClock::new();
+        let mut circuit = Circuit::new(1, Duration::ZERO).with_modes(2, None);
+        let shortcut = ClosedShortcut::new();
+        circuit.on_failure(circuit.generation(), &clock);
+        circuit.admit(&clock).expect("the first probe");
+        shortcut.refresh(&circuit);
+        assert_eq!(shortcut.admit(), None, "HALF-OPEN: ask the circuit");
+        circuit.on_success(circuit.generation(), &clock);
+        shortcut.refresh(&circuit);
+        assert_eq!(
+            shortcut.admit(),
+            None,
+            "one good probe of two: still HALF-OPEN"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::deadline::Deadline;
 use crate::error::Rejected;
 use crate::state::{Phase, State};
 use crate::transition::{Generation, Transition};
+use crate::window::{Window, WindowConfig};
 
 /// What a reported outcome did to the circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -37,6 +38,13 @@ pub(crate) struct Circuit {
     threshold: u32,
     cooldown: Duration,
     mode: Mode,
+    /// Good probes a HALF-OPEN circuit needs before it closes (S1).
+    success_threshold: u32,
+    /// Good probes so far in this HALF-OPEN spell (S1, S2).
+    probes_passed: u32,
+    /// In window mode, the verdicts of the last counted attempts while
+    /// CLOSED (W1); `None` in consecutive mode.
+    window: Option<Window>,
     generation: Generation,
     /// The transition made by the last operation, waiting to be handed to the
     /// hook once the lock is released.
@@ -50,9 +58,35 @@ impl Circuit {
             threshold,
             cooldown,
             mode: Mode::Closed { failures: 0 },
+            success_threshold: 1,
+            probes_passed: 0,
+            window: None,
             generation: Generation::default(),
             transition: None,
         }
+    }
+
+    /// The advanced modes, already checked: `success_threshold` good probes
+    /// to close (S1), and a failure-rate window instead of a consecutive
+    /// count (W1). The defaults, 1 and `None`, are the core lab.
+    pub(crate) fn with_modes(mut self, success_threshold: u32, window: Option<Window>) -> Self {
+        self.success_threshold = success_threshold;
+        self.window = window;
+        self
+    }
+
+    pub(crate) fn success_threshold(&self) -> u32 {
+        self.success_threshold
+    }
+
+    pub(crate) fn window_config(&self) -> Option<WindowConfig> {
+        self.window.as_ref().map(Window::config)
+    }
+
+    /// Whether a success in CLOSED can change anything even with no failure
+    /// counted: in window mode it takes a place in the window (W1).
+    pub(crate) fn counts_successes(&self) -> bool {
+        self.window.is_some()
     }
 
     pub(crate) fn threshold(&self) -> u32 {
@@ -112,6 +146,10 @@ impl Circuit {
     pub(crate) fn on_success(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
         // TODO(3): a success from an older generation changes nothing, and says so (B6, B9)
         // (Skipped for now, so the earlier steps keep working.)
+        // TODO(12): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
+        // (Skipped for now, so the earlier steps keep working.)
+        // TODO(11): a good probe short of the success threshold lets the next probe in instead of closing (S1)
+        // (Skipped for now, so the earlier steps keep working.)
         match self.mode {
             Mode::Closed { .. } => {
                 // TODO(1): a success resets the consecutive-failure count (B2)
@@ -137,6 +175,8 @@ impl Circuit {
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub(crate) fn on_failure(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
         // TODO(3): a failure from an older generation changes nothing, and says so (B6, B9)
+        // (Skipped for now, so the earlier steps keep working.)
+        // TODO(12): in window mode, a failure in CLOSED enters the window, and the window decides (W1)
         // (Skipped for now, so the earlier steps keep working.)
         match self.mode {
             Mode::Closed { failures } => {
@@ -200,6 +240,10 @@ impl Circuit {
         todo!(
             "TODO(1): the new mode, the next generation, and the transition left for the hook (B2, B6); see LAB.md, step 1"
         )
+        // TODO(11): a new state starts counting good probes from 0 (S2)
+        // (Skipped for now, so the earlier steps keep working.)
+        // TODO(12): the window starts empty whenever the circuit closes (W2)
+        // (Skipped for now, so the earlier steps keep working.)
     }
 }
 

@@ -26,6 +26,36 @@ pub enum ConfigError {
         "the failure threshold must be at least 1: with 0 the circuit would count as broken before a single call had failed"
     )]
     ZeroThreshold,
+    /// A success threshold of zero would close the circuit without a single good probe (S2).
+    #[error(
+        "the success threshold must be at least 1: with 0 a half-open circuit would close before any probe had succeeded"
+    )]
+    ZeroSuccessThreshold,
+    /// A window of size zero can hold no verdict, so it could never open (W3).
+    #[error(
+        "the window must hold at least 1 verdict: an empty window could never open the circuit"
+    )]
+    EmptyWindow,
+    /// A minimum of zero verdicts would let the window open on no evidence (W3).
+    #[error(
+        "the window's minimum number of verdicts must be at least 1: with 0 the circuit could open before anything was called"
+    )]
+    ZeroMinimum,
+    /// The window could never hold as many verdicts as its minimum asks (W3).
+    #[error(
+        "the window's minimum ({minimum} verdicts) is larger than the window ({size}), so it could never open the circuit"
+    )]
+    MinimumAboveSize {
+        /// The minimum asked for (m).
+        minimum: u32,
+        /// The window's size (N).
+        size: u32,
+    },
+    /// The failure rate is not a share in (0, 1] (or is NaN) (W3).
+    #[error(
+        "the window's failure rate must be above 0 and at most 1 (0.5 is half of the attempts); 0 would open on no failure, above 1 never, and NaN is not a rate"
+    )]
+    FailureRateOutOfRange,
 }
 
 /// The breaker refused to admit an attempt. The dependency was not called.

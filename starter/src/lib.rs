@@ -63,6 +63,7 @@
 mod attempt;
 pub mod backoff;
 mod breaker;
+mod builder;
 mod circuit;
 mod clock;
 mod deadline;
@@ -76,8 +77,11 @@ mod time_source;
 #[cfg(feature = "tokio")]
 pub mod timeout;
 mod transition;
+mod verdict;
+mod window;
 
 pub use breaker::RetryBreaker;
+pub use builder::Builder;
 pub use circuit::Recorded;
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
@@ -91,3 +95,5 @@ pub use sleeper::{ManualSleeper, Sleeper};
 pub use state::{Phase, State};
 pub use time_source::TimeSource;
 pub use transition::{Generation, Transition};
+pub use verdict::Verdict;
+pub use window::WindowConfig;

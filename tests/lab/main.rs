@@ -9,6 +9,9 @@
 
 mod support;
 
+mod step10_classify;
+mod step11_probes;
+mod step12_window;
 mod step1_closed;
 mod step2_open_and_half_open;
 mod step3_generations;

@@ -9,7 +9,7 @@
 
 mod calls;
 mod model;
-mod permits;
+pub(crate) mod permits;
 mod stress;
 
 use std::any::Any;
@@ -154,8 +154,11 @@ impl FailurePersistence for Seeds {
 
 /// Runs a property under the watchdog and turns a counterexample into a
 /// readable failure.
-fn explore<S>(hint: &'static str, strategy: S, check: fn(&S::Value) -> Result<(), String>)
-where
+pub(crate) fn explore<S>(
+    hint: &'static str,
+    strategy: S,
+    check: fn(&S::Value) -> Result<(), String>,
+) where
     S: Strategy + Send + 'static,
     S::Value: Debug,
 {

@@ -74,7 +74,7 @@ pub fn summary(grade: &Grade) -> String {
         let scored: Vec<&Verdict> = step.scored().collect();
         let passed = scored.iter().filter(|test| test.passed).count();
         let line = format!(
-            "  step {}  {:<18} {passed:>2}/{:<2} tests  {:>6} / {}",
+            "  step {:<2} {:<18} {passed:>2}/{:<2} tests  {:>6} / {}",
             step.number,
             step.name,
             scored.len(),

@@ -61,7 +61,27 @@ pub(crate) struct Board {
     pub provided: Option<(usize, usize)>,
 }
 
+/// The last step of the core lab. The steps after it are the optional
+/// advanced track: the scoreboard lists them after the core ones, marked
+/// optional, and says "core lab done" once steps 1 to this one pass.
+pub(crate) const LAST_CORE_STEP: u32 = 9;
+
+/// Whether `step` belongs to the optional advanced track.
+pub(crate) fn is_optional(step: u32) -> bool {
+    step > LAST_CORE_STEP
+}
+
 impl Board {
+    /// Whether the run had every core step, and each of them is done.
+    pub(crate) fn core_done(&self) -> bool {
+        let core: Vec<&StepScore> = self
+            .steps
+            .iter()
+            .filter(|step| !is_optional(step.number))
+            .collect();
+        core.len() == LAST_CORE_STEP as usize && core.iter().all(|step| step.done)
+    }
+
     /// The first step that is not done.
     pub(crate) fn next(&self) -> Option<&StepScore> {
         self.steps.iter().find(|step| !step.done)
@@ -202,24 +222,37 @@ fn todo_of(
 /// parts.
 pub(crate) fn table(board: &Board, style: Style) -> Vec<String> {
     let next = board.next().map(|step| step.number);
-    let mut lines: Vec<String> = board
+    let line_of = |step: &StepScore| {
+        let mark = if step.done {
+            style.paint("32", "done")
+        } else if Some(step.number) == next && is_optional(step.number) {
+            style.paint("33", "<- next (optional)")
+        } else if Some(step.number) == next {
+            style.paint("33", "<- next")
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "  step {:<2} {:<18} {:>2}/{:<2}  {mark}",
+            step.number, step.name, step.passed, step.total
+        );
+        line.trim_end().to_owned()
+    };
+    let (core, optional): (Vec<&StepScore>, Vec<&StepScore>) = board
         .steps
         .iter()
-        .map(|step| {
-            let mark = if step.done {
-                style.paint("32", "done")
-            } else if Some(step.number) == next {
-                style.paint("33", "<- next")
-            } else {
-                String::new()
-            };
-            let line = format!(
-                "  step {}  {:<18} {:>2}/{:<2}  {mark}",
-                step.number, step.name, step.passed, step.total
-            );
-            line.trim_end().to_owned()
-        })
-        .collect();
+        .partition(|step| !is_optional(step.number));
+    let mut lines: Vec<String> = core.into_iter().map(line_of).collect();
+    if board.core_done() {
+        lines.push(style.paint(
+            "32",
+            &format!("  core lab done: steps 1-{LAST_CORE_STEP} pass"),
+        ));
+    }
+    if !optional.is_empty() {
+        lines.push("  optional, after the core lab (the advanced track):".to_owned());
+        lines.extend(optional.into_iter().map(line_of));
+    }
     if let Some((passed, total)) = board.provided {
         let line = format!("  {:<27}{passed:>2}/{total:<2}", "provided parts");
         lines.push(line.trim_end().to_owned());

@@ -392,4 +392,64 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
             ]
         );
     }
+
+    /// Steps 1-9 and one optional step 10, each with one test, passing as
+    /// `passed` says.
+    fn advanced_run(passed: impl Fn(u32) -> bool) -> Results {
+        (1..=10)
+            .map(|n| {
+                (
+                    format!("step{n}_s::k1_t"),
+                    suite::Outcome {
+                        passed: passed(n),
+                        output: String::new(),
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn advanced_table(results: &Results) -> Vec<String> {
+        let steps: Vec<(u32, String)> = (1..=10).map(|n| (n, "s".to_owned())).collect();
+        let board = scoreboard::board(results, &steps, &BTreeMap::new());
+        scoreboard::table(&board, Style::plain())
+    }
+
+    #[test]
+    fn the_optional_steps_come_after_the_core_and_say_so() {
+        let lines = advanced_table(&advanced_run(|n| n < 3));
+        assert_eq!(lines[2], "  step 3  s                   0/1   <- next");
+        assert_eq!(
+            lines[9..],
+            [
+                "  optional, after the core lab (the advanced track):",
+                "  step 10 s                   0/1",
+            ]
+        );
+    }
+
+    #[test]
+    fn with_steps_1_to_9_passing_the_core_lab_is_done() {
+        let lines = advanced_table(&advanced_run(|n| n <= 9));
+        assert_eq!(
+            lines[8..],
+            [
+                "  step 9  s                   1/1   done",
+                "  core lab done: steps 1-9 pass",
+                "  optional, after the core lab (the advanced track):",
+                "  step 10 s                   0/1   <- next (optional)",
+            ]
+        );
+        let all = advanced_table(&advanced_run(|_| true));
+        assert_eq!(all[9], "  core lab done: steps 1-9 pass");
+        assert_eq!(all[11], "  step 10 s                   1/1   done");
+    }
+
+    #[test]
+    fn one_core_step_alone_is_not_the_core_lab_done() {
+        let mut results = advanced_run(|_| true);
+        results.retain(|test, _| test.starts_with("step9_"));
+        let lines = advanced_table(&results);
+        assert_eq!(lines, ["  step 9  s                   1/1   done"]);
+    }
 }

@@ -5,9 +5,10 @@
 
 mod messages;
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
-use retry_breaker::{Recorded, Rejected, State};
+use retry_breaker::{Recorded, Rejected, State, WindowConfig};
 
 use messages::*;
 
@@ -36,6 +37,13 @@ pub struct Model {
     now: Duration,
     circuit: Circuit,
     generation: u64,
+    /// Good probes needed to close (S1); 1 in the core lab.
+    success_threshold: u32,
+    /// Good probes so far in this HALF-OPEN spell.
+    probes_passed: u32,
+    /// Window mode (W1): the settings and the last verdicts, `true` for a
+    /// failure, oldest first.
+    window: Option<(WindowConfig, VecDeque<bool>)>,
 }
 
 impl Model {
@@ -48,7 +56,18 @@ impl Model {
                 consecutive_failures: 0,
             },
             generation: 0,
+            success_threshold: 1,
+            probes_passed: 0,
+            window: None,
         }
+    }
+
+    /// The advanced track's modes: `k` good probes to close (S1), and
+    /// window mode (W1).
+    pub fn with_modes(mut self, k: u32, window: Option<WindowConfig>) -> Model {
+        self.success_threshold = k;
+        self.window = window.map(|config| (config, VecDeque::new()));
+        self
     }
 
     pub fn now(&self) -> Duration {
@@ -71,6 +90,9 @@ impl Model {
 
     pub fn state(&self) -> State {
         match self.circuit {
+            Circuit::Closed { .. } if self.window.is_some() => State::Closed {
+                failures: self.window_failures(),
+            },
             Circuit::Closed {
                 consecutive_failures,
             } => State::Closed {
@@ -116,6 +138,30 @@ impl Model {
             return (Recorded::Stale, B6_STALE_CHANGES_NOTHING);
         }
         let rule = match (self.circuit, success) {
+            (Circuit::Closed { .. }, _) if self.window.is_some() => {
+                let (config, verdicts) = self.window.as_mut().expect("window mode");
+                if verdicts.len() == config.size as usize {
+                    verdicts.pop_front();
+                }
+                verdicts.push_back(!success);
+                let failures = verdicts.iter().filter(|failed| **failed).count() as f64;
+                let seen = verdicts.len();
+                let opens = seen >= config.minimum as usize
+                    && failures / seen as f64 >= config.failure_rate;
+                if opens {
+                    self.open_for_a_cooldown();
+                }
+                if success {
+                    W1_SUCCESS_ENTERS_WINDOW
+                } else {
+                    W1_WINDOW_OPENS
+                }
+            }
+            (Circuit::HalfOpen { .. }, true) if self.probes_passed + 1 < self.success_threshold => {
+                self.probes_passed += 1;
+                self.circuit = Circuit::HalfOpen { probe_out: false };
+                S1_PROBES_BEFORE_CLOSING
+            }
             (Circuit::Closed { .. }, true) => {
                 self.circuit = Circuit::Closed {
                     consecutive_failures: 0,
@@ -142,7 +188,11 @@ impl Model {
                 self.new_generation(Circuit::Closed {
                     consecutive_failures: 0,
                 });
-                B5_PROBE_SUCCESS_CLOSES
+                if self.success_threshold > 1 {
+                    S1_PROBES_BEFORE_CLOSING
+                } else {
+                    B5_PROBE_SUCCESS_CLOSES
+                }
             }
             (Circuit::HalfOpen { .. }, false) => {
                 self.open_for_a_cooldown();
@@ -162,6 +212,18 @@ impl Model {
             self.circuit = Circuit::HalfOpen { probe_out: false };
         }
         B7_DROP_RECORDS_NOTHING
+    }
+
+    /// An outcome that a classifier ignored (K1): exactly a drop.
+    pub fn ignore(&mut self, generation: u64) -> Rule {
+        self.abandon(generation);
+        K1_IGNORED_RECORDS_NOTHING
+    }
+
+    fn window_failures(&self) -> u32 {
+        self.window.as_ref().map_or(0, |(_, verdicts)| {
+            verdicts.iter().filter(|failed| **failed).count() as u32
+        })
     }
 
     /// What is left of the cooldown; all of time if it never ends.
@@ -184,5 +246,11 @@ impl Model {
     fn new_generation(&mut self, circuit: Circuit) {
         self.circuit = circuit;
         self.generation += 1;
+        // Every HALF-OPEN counts its good probes from 0 (S2), and the window
+        // starts empty whenever the circuit closes (W2).
+        self.probes_passed = 0;
+        if let (Circuit::Closed { .. }, Some((_, verdicts))) = (circuit, self.window.as_mut()) {
+            verdicts.clear();
+        }
     }
 }

@@ -6,7 +6,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use proptest::prelude::*;
-use retry_breaker::{ManualClock, Permit, Recorded, Rejected, RetryBreaker, State};
+use retry_breaker::{
+    ManualClock, Permit, Recorded, Rejected, RetryBreaker, State, Verdict, WindowConfig,
+};
 
 use super::model::{Model, Rule};
 use crate::support::ms;
@@ -21,6 +23,9 @@ pub enum Op {
     Report(usize, bool),
     /// An outstanding permit is dropped unreported.
     Drop(usize),
+    /// An outstanding permit reports an outcome its classifier ignored
+    /// (the advanced track only).
+    Ignore(usize),
     /// The code holding an outstanding permit panics.
     Panic(usize),
     /// Time passes.
@@ -39,6 +44,10 @@ pub struct Scenario {
     pub threshold: u32,
     pub cooldown: Duration,
     pub ops: Vec<Op>,
+    /// Good probes to close (S1): 1 in the core lab.
+    pub success_threshold: u32,
+    /// Window mode (W1): `None` in the core lab.
+    pub window: Option<WindowConfig>,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -63,8 +72,39 @@ pub fn scenario() -> impl Strategy<Value = Scenario> {
             threshold,
             cooldown,
             ops,
+            success_threshold: 1,
+            window: None,
         },
     )
+}
+
+/// The advanced track's scenarios (steps 10-12): ignored outcomes among the
+/// operations, a success threshold of 1 to 3, and consecutive or window
+/// mode with small windows, so that every rule is met often.
+pub fn advanced_scenario() -> impl Strategy<Value = Scenario> {
+    let window = (1u32..=6)
+        .prop_flat_map(|size| (Just(size), 1..=size, 1usize..=4))
+        .prop_map(|(size, minimum, quarter)| WindowConfig {
+            size,
+            minimum,
+            failure_rate: quarter as f64 / 4.0,
+        });
+    let op = prop_oneof![
+        6 => op(),
+        1 => any::<usize>().prop_map(Op::Ignore),
+    ];
+    (
+        scenario(),
+        1u32..=3,
+        prop::option::weighted(0.6, window),
+        prop::collection::vec(op, 1..80),
+    )
+        .prop_map(|(core, k, window, ops)| Scenario {
+            ops,
+            success_threshold: k,
+            window,
+            ..core
+        })
 }
 
 /// What one operation did, as the model sees it.
@@ -103,7 +143,7 @@ fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op
             }
         }
         // Every operation on an outstanding permit needs one to be out.
-        Op::Report(..) | Op::Drop(_) | Op::Panic(_) if out.is_empty() => Step {
+        Op::Report(..) | Op::Drop(_) | Op::Ignore(_) | Op::Panic(_) if out.is_empty() => Step {
             description: "(no permit out, so nothing happens)".into(),
             ..Step::default()
         },
@@ -115,6 +155,15 @@ fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op
                 description: format!("{name} (caller #{caller}) reports {verdict}: {recorded:?}"),
                 rule,
                 recorded: Some(recorded),
+                ..Step::default()
+            }
+        }
+        Op::Ignore(i) => {
+            let (name, caller, generation) = out.remove(i % out.len());
+            let rule = model.ignore(generation);
+            Step {
+                description: format!("{name} (caller #{caller}) reports an ignored outcome"),
+                rule,
                 ..Step::default()
             }
         }
@@ -164,12 +213,23 @@ fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op
 
 impl fmt::Debug for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
+        write!(
             f,
-            "threshold {}, cooldown {:?}:",
+            "threshold {}, cooldown {:?}",
             self.threshold, self.cooldown
         )?;
-        let mut model = Model::new(self.threshold, self.cooldown);
+        if self.success_threshold != 1 {
+            write!(f, ", {} good probes to close", self.success_threshold)?;
+        }
+        if let Some(w) = self.window {
+            write!(
+                f,
+                ", window of {} (opens from {} verdicts at a failure share of {})",
+                w.size, w.minimum, w.failure_rate
+            )?;
+        }
+        writeln!(f, ":")?;
+        let mut model = self.model();
         let (mut out, mut issued) = (Vec::new(), 0);
         for (n, &op) in self.ops.iter().enumerate() {
             let at = model.now();
@@ -184,6 +244,31 @@ impl fmt::Debug for Scenario {
             )?;
         }
         Ok(())
+    }
+}
+
+impl Scenario {
+    fn model(&self) -> Model {
+        Model::new(self.threshold, self.cooldown).with_modes(self.success_threshold, self.window)
+    }
+
+    /// The breaker under test: the core lab's constructor, or the builder
+    /// when an advanced mode is on.
+    fn breaker(&self, clock: &ManualClock) -> Result<RetryBreaker<ManualClock>, String> {
+        if self.success_threshold == 1 && self.window.is_none() {
+            return RetryBreaker::new(self.threshold, self.cooldown, clock.clone())
+                .map_err(|e| format!("B1: a valid configuration was refused: {e} (TODO(1))"));
+        }
+        let mut builder = RetryBreaker::builder()
+            .threshold(self.threshold)
+            .cooldown(self.cooldown)
+            .success_threshold(self.success_threshold);
+        if let Some(window) = self.window {
+            builder = builder.window(window);
+        }
+        builder.build(clock.clone()).map_err(|e| {
+            format!("S2, W3: a valid configuration was refused: {e} (TODO(11), TODO(12))")
+        })
     }
 }
 
@@ -208,9 +293,8 @@ fn quiet_panics() {
 /// the first disagreement or broken invariant, as a sentence.
 pub fn check(scenario: &Scenario) -> Result<(), String> {
     let clock = ManualClock::new();
-    let breaker = RetryBreaker::new(scenario.threshold, scenario.cooldown, clock.clone())
-        .map_err(|e| format!("B1: a valid configuration was refused: {e} (TODO(1))"))?;
-    let mut model = Model::new(scenario.threshold, scenario.cooldown);
+    let breaker = scenario.breaker(&clock)?;
+    let mut model = scenario.model();
     let mut out: Outstanding = Vec::new();
     let mut permits: Vec<Permit<'_, ManualClock>> = Vec::new();
     let mut issued = 0;
@@ -238,6 +322,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
                 drop(permits.remove(i));
                 Ok(None)
             }),
+            Op::Ignore(i) => chosen(i).map(|i| Ok(permits.remove(i).report(Verdict::Ignored))),
             Op::Panic(i) => chosen(i).map(|i| {
                 let permit = permits.remove(i);
                 quiet_panics();
@@ -269,6 +354,15 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
                     step.rule,
                 );
             }
+        }
+        if let (Op::Ignore(_), Some(Ok(Some(recorded)))) = (op, &actual) {
+            return fail(
+                format!(
+                    "{}: the breaker recorded {recorded:?}, where nothing is recorded",
+                    step.description
+                ),
+                step.rule,
+            );
         }
         if let (Some(expected), Some(Ok(Some(recorded)))) = (step.recorded, &actual) {
             if *recorded != expected {

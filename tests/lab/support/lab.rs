@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use retry_breaker::{ManualClock, ManualSleeper, Permit, RetryBreaker, Transition};
+use retry_breaker::{Builder, ManualClock, ManualSleeper, Permit, RetryBreaker, Transition};
 
 use super::timeline::Timeline;
 use super::watchdog::Alarm;
@@ -29,16 +29,29 @@ impl Lab {
     /// A fresh breaker at t = 0.
     pub fn new(threshold: u32, cooldown: Duration) -> Lab {
         let clock = ManualClock::new();
+        let breaker =
+            RetryBreaker::new(threshold, cooldown, clock.clone()).expect("a valid configuration");
+        Lab::around(breaker, clock)
+    }
+
+    /// A fresh breaker at t = 0 with the advanced track's settings (steps
+    /// 10-12).
+    pub fn built(builder: Builder) -> Lab {
+        let clock = ManualClock::new();
+        let breaker = builder.build(clock.clone()).expect("a valid configuration");
+        Lab::around(breaker, clock)
+    }
+
+    fn around(breaker: RetryBreaker<ManualClock>, clock: ManualClock) -> Lab {
+        super::panics::install();
         let timeline = Timeline::new(clock.clone());
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let log = Arc::clone(&transitions);
         let traced = timeline.clone();
-        let breaker = RetryBreaker::new(threshold, cooldown, clock.clone())
-            .expect("a valid configuration")
-            .with_transition_hook(move |t| {
-                log.lock().unwrap().push(*t);
-                traced.transition(t);
-            });
+        let breaker = breaker.with_transition_hook(move |t| {
+            log.lock().unwrap().push(*t);
+            traced.transition(t);
+        });
         Lab {
             sleeper: ManualSleeper::new(clock.clone()),
             clock,

@@ -95,7 +95,9 @@ fn context(test: &str) -> Option<String> {
         .next()?
         .parse()
         .ok()?;
-    let todo = if step <= 7 {
+    // Steps 8 and 9 have no TODO of their own; the advanced steps (10 on)
+    // have theirs, numbered as the step.
+    let todo = if step <= 7 || step >= 10 {
         format!("TODO({step})")
     } else {
         "the TODOs of steps 1-7".to_owned()

@@ -1,0 +1,157 @@
+//! The sliding window of window mode (rules W1-W3): the verdicts of the
+//! last N counted attempts, in a ring allocated once, when the breaker is
+//! built.
+
+use crate::error::ConfigError;
+
+/// When a breaker in window mode opens: over the last `size` counted
+/// attempts, once at least `minimum` of them are in the window and the
+/// share of failures among them is at least `failure_rate`.
+///
+/// Seed 003's breaker is `WindowConfig { size: 20, minimum: 20,
+/// failure_rate: 0.5 }`: half of the last twenty attempts failed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+// Contract: W1, W3.
+pub struct WindowConfig {
+    /// How many counted verdicts the window keeps (N).
+    pub size: u32,
+    /// How many verdicts it must hold before it may open the circuit (m).
+    pub minimum: u32,
+    /// The share of failures, in (0, 1], that opens the circuit (r).
+    pub failure_rate: f64,
+}
+
+impl WindowConfig {
+    /// Checks that the window can work (W3).
+    pub(crate) fn check(&self) -> Result<(), ConfigError> {
+        // BEGIN TODO(12): refuse N = 0, m = 0, m > N, and r outside (0, 1] or NaN (W3)
+        if self.size == 0 {
+            return Err(ConfigError::EmptyWindow);
+        }
+        if self.minimum == 0 {
+            return Err(ConfigError::ZeroMinimum);
+        }
+        if self.minimum > self.size {
+            return Err(ConfigError::MinimumAboveSize {
+                minimum: self.minimum,
+                size: self.size,
+            });
+        }
+        // Written so that NaN, which compares false with everything, fails too.
+        if !(self.failure_rate > 0.0 && self.failure_rate <= 1.0) {
+            return Err(ConfigError::FailureRateOutOfRange);
+        }
+        // STARTER:
+        // END TODO
+        Ok(())
+    }
+}
+
+/// The last `size` counted verdicts: `true` for a failure.
+#[derive(Debug, Clone)]
+pub(crate) struct Window {
+    config: WindowConfig,
+    /// The ring, allocated once; only its first `len` slots (counting from
+    /// `oldest`) hold verdicts.
+    slots: Box<[bool]>,
+    /// Where the next verdict goes, which is the oldest one once the ring is
+    /// full.
+    next: usize,
+    len: u32,
+    failures: u32,
+}
+
+impl Window {
+    /// An empty window. The config has already been checked.
+    pub(crate) fn new(config: WindowConfig) -> Self {
+        Window {
+            config,
+            slots: vec![false; config.size as usize].into_boxed_slice(),
+            next: 0,
+            len: 0,
+            failures: 0,
+        }
+    }
+
+    pub(crate) fn config(&self) -> WindowConfig {
+        self.config
+    }
+
+    /// Failures among the verdicts held.
+    pub(crate) fn failures(&self) -> u32 {
+        self.failures
+    }
+
+    /// Adds one verdict, pushing out the oldest when the window is full:
+    /// O(1), and no allocation (W3).
+    pub(crate) fn record(&mut self, failed: bool) {
+        // BEGIN TODO(12): put the verdict in the ring, evicting the oldest once full; keep len and failures right (W1, W3)
+        if self.len == self.config.size {
+            if self.slots[self.next] {
+                self.failures -= 1;
+            }
+        } else {
+            self.len += 1;
+        }
+        self.slots[self.next] = failed;
+        if failed {
+            self.failures += 1;
+        }
+        self.next = (self.next + 1) % self.slots.len();
+        // STARTER: let _ = failed;
+        // END TODO
+    }
+
+    /// Whether the window says the circuit should open (W1).
+    pub(crate) fn trips(&self) -> bool {
+        // BEGIN TODO(12): at least `minimum` verdicts, and a failure share of at least `failure_rate` (W1)
+        // Dividing (rather than multiplying the rate by the length) compares
+        // the share exactly as the user wrote it: 7 / 25 is the same double
+        // as 0.28, while 0.28 * 25 is a little more than 7.
+        self.len >= self.config.minimum
+            && f64::from(self.failures) / f64::from(self.len) >= self.config.failure_rate
+        // STARTER: false
+        // END TODO
+    }
+
+    /// Forgets every verdict (W2).
+    pub(crate) fn clear(&mut self) {
+        self.next = 0;
+        self.len = 0;
+        self.failures = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn window(size: u32, minimum: u32, failure_rate: f64) -> Window {
+        Window::new(WindowConfig {
+            size,
+            minimum,
+            failure_rate,
+        })
+    }
+
+    #[test]
+    fn the_oldest_verdict_leaves_a_full_window() {
+        let mut w = window(3, 1, 1.0);
+        for failed in [true, false, false] {
+            w.record(failed);
+        }
+        assert_eq!(w.failures(), 1);
+        w.record(false);
+        assert_eq!(w.failures(), 0, "the failure was the oldest");
+        assert_eq!(w.len, 3);
+    }
+
+    #[test]
+    fn the_share_is_compared_as_written() {
+        let mut w = window(25, 25, 0.28);
+        for i in 0..25 {
+            w.record(i < 7);
+        }
+        assert!(w.trips(), "7 of 25 is 0.28");
+    }
+}

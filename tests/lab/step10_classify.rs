@@ -1,0 +1,247 @@
+//! Step 10 (advanced, optional), classification: the breaker counts what an
+//! outcome means, not whether it is `Ok` (TODO(10); rules K1-K3).
+
+use retry_breaker::{ExecuteError, Recorded, State, Verdict};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Fault, Lab, Script, ms, retryable, run};
+
+const LOOPED: &str = "the retry loop did not stop: TODO(10), or the TODOs of steps 1-7";
+
+/// The demo's reading of a payment gateway: a decline is the caller's
+/// mistake and proves the gateway alive; `Unavailable` here stands for our
+/// own caller walking away, which says nothing about the gateway.
+fn gateway(outcome: &Result<u32, Fault>) -> Verdict {
+    match outcome {
+        Ok(_) | Err(Fault::Declined) => Verdict::Success,
+        Err(Fault::Timeout) => Verdict::Failure,
+        Err(Fault::Unavailable) => Verdict::Ignored,
+    }
+}
+
+fn no_backoff(_: u32) -> std::time::Duration {
+    ms(0)
+}
+
+#[test]
+fn k1_an_ignored_attempt_in_closed_counts_nothing_and_resets_nothing() {
+    let lab = Lab::new(2, ms(10));
+    lab.breaker.try_acquire().unwrap().failure();
+    let recorded = lab.breaker.try_acquire().unwrap().report(Verdict::Ignored);
+    assert_eq!(
+        recorded, None,
+        "TODO(10): `report(Verdict::Ignored)` records nothing, so it must return None"
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 1 },
+        "TODO(10): an ignored attempt neither counts as a failure nor resets the count"
+    );
+}
+
+#[test]
+fn k1_an_ignored_probe_hands_its_slot_back() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    let probe = lab.probe();
+    let generation = lab.breaker.generation();
+    let recorded = probe.report(Verdict::Ignored);
+    assert_eq!(
+        recorded, None,
+        "TODO(10): `report(Verdict::Ignored)` must return None"
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "TODO(10): an ignored probe gives its slot back, like a permit dropped unreported"
+    );
+    assert_eq!(
+        lab.breaker.generation(),
+        generation,
+        "TODO(10): an ignored probe makes no transition"
+    );
+    let next = lab.breaker.try_acquire();
+    assert!(
+        next.is_ok(),
+        "TODO(10): after an ignored probe the next attempt is the probe"
+    );
+}
+
+#[test]
+fn k1_reported_verdicts_count_as_they_say() {
+    let lab = Lab::new(3, ms(10));
+    assert_eq!(
+        lab.breaker.try_acquire().unwrap().report(Verdict::Failure),
+        Some(Recorded::Counted),
+        "TODO(10): a failure verdict is counted"
+    );
+    assert_eq!(
+        lab.breaker.try_acquire().unwrap().report(Verdict::Ignored),
+        None,
+        "TODO(10): an ignored verdict records nothing"
+    );
+    assert_eq!(
+        lab.breaker.try_acquire().unwrap().report(Verdict::Success),
+        Some(Recorded::Counted),
+        "TODO(10): a success verdict is counted"
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(10): the success reset the count"
+    );
+}
+
+#[test]
+fn k1_k3_an_error_read_as_a_success_is_a_sign_of_life_and_still_reaches_the_caller() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        let script = Script::new([Err(Fault::Declined)]);
+        let result = lab
+            .breaker
+            .execute_classified(
+                3,
+                script.task(),
+                gateway,
+                retryable,
+                no_backoff,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert!(
+            matches!(
+                result,
+                Err(ExecuteError::Task {
+                    attempt: 1,
+                    source: Fault::Declined,
+                    ..
+                })
+            ),
+            "TODO(10): the caller still gets the decline (K3), got {result:?}"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "TODO(10): a decline is a sign of life, not a failure: the circuit stays CLOSED"
+        );
+    });
+}
+
+#[test]
+fn k1_k3_a_value_read_as_a_failure_counts_and_is_still_returned() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        let script = Script::new([Ok(503)]);
+        // A service that reports trouble in its answer, not as an error.
+        let unhealthy = |outcome: &Result<u32, Fault>| match outcome {
+            Ok(503) | Err(_) => Verdict::Failure,
+            Ok(_) => Verdict::Success,
+        };
+        let result = lab
+            .breaker
+            .execute_classified(
+                3,
+                script.task(),
+                unhealthy,
+                retryable,
+                no_backoff,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert_eq!(
+            result.ok(),
+            Some(503),
+            "TODO(10): classification never changes what the caller gets back (K3)"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Open { remaining: ms(10) },
+            "TODO(10): an answer the classifier calls a failure counts as one"
+        );
+    });
+}
+
+#[test]
+fn k2_a_decline_is_not_retried_and_a_timeout_is_counted_and_retried() {
+    run(LOOPED, async {
+        let lab = Lab::new(3, ms(10));
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Declined)]);
+        let result = lab
+            .breaker
+            .execute_classified(
+                5,
+                script.task(),
+                gateway,
+                retryable,
+                no_backoff,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert!(
+            matches!(
+                result,
+                Err(ExecuteError::Task {
+                    attempt: 2,
+                    source: Fault::Declined,
+                    ..
+                })
+            ),
+            "TODO(10): the timeout is retried, the decline ends the call: {result:?}"
+        );
+        assert_eq!(
+            script.calls(),
+            2,
+            "TODO(10): retrying is `retryable`'s business (K2)"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "TODO(10): the decline after the timeout is a sign of life, so it resets the count"
+        );
+    });
+}
+
+#[test]
+fn k1_k2_an_ignored_probe_through_execute_frees_the_slot_and_is_not_retried() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        lab.trip();
+        lab.advance(ms(10));
+        let script = Script::new([Err(Fault::Unavailable)]);
+        let result = lab
+            .breaker
+            .execute_classified(
+                3,
+                script.task(),
+                gateway,
+                |fault: &Fault| !matches!(fault, Fault::Unavailable | Fault::Declined),
+                no_backoff,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert!(
+            matches!(
+                result,
+                Err(ExecuteError::Task {
+                    source: Fault::Unavailable,
+                    ..
+                })
+            ),
+            "TODO(10): the caller still gets the error (K3): {result:?}"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::HalfOpen {
+                probe_in_flight: false
+            },
+            "TODO(10): an ignored probe hands its slot back: no verdict, no transition"
+        );
+    });
+}

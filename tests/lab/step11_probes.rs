@@ -1,0 +1,195 @@
+//! Step 11 (advanced, optional), the success threshold: HALF-OPEN closes
+//! only after k good probes in a row (TODO(11); rules S1, S2).
+
+use retry_breaker::{ConfigError, Phase, Rejected, RetryBreaker, State, Verdict};
+
+use crate::support::{Lab, ms};
+
+/// Opens after one failure, 10 ms cooldown, closes after `k` good probes.
+fn lab(k: u32) -> Lab {
+    Lab::built(
+        RetryBreaker::builder()
+            .threshold(1)
+            .cooldown(ms(10))
+            .success_threshold(k),
+    )
+}
+
+/// Trips the circuit and lets the cooldown run out.
+fn half_open(lab: &Lab) {
+    lab.trip();
+    lab.advance(ms(10));
+}
+
+const STILL_HALF_OPEN: State = State::HalfOpen {
+    probe_in_flight: false,
+};
+
+#[test]
+fn s2_a_success_threshold_of_zero_is_a_configuration_error() {
+    let built = RetryBreaker::builder()
+        .success_threshold(0)
+        .build(retry_breaker::ManualClock::new());
+    assert_eq!(
+        built.err(),
+        Some(ConfigError::ZeroSuccessThreshold),
+        "TODO(11): k = 0 must be refused with ConfigError::ZeroSuccessThreshold"
+    );
+}
+
+#[test]
+fn s1_half_open_closes_only_after_k_good_probes() {
+    let lab = lab(3);
+    half_open(&lab);
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        STILL_HALF_OPEN,
+        "TODO(11): one good probe of three leaves the circuit HALF-OPEN, waiting for the next probe"
+    );
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        STILL_HALF_OPEN,
+        "TODO(11): two good probes of three leave the circuit HALF-OPEN"
+    );
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(11): the third good probe closes the circuit"
+    );
+    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
+    assert_eq!(
+        phases,
+        [
+            (Phase::Closed, Phase::Open),
+            (Phase::Open, Phase::HalfOpen),
+            (Phase::HalfOpen, Phase::Closed)
+        ],
+        "TODO(11): good probes short of k are no transition"
+    );
+}
+
+#[test]
+fn s1_probes_still_go_one_at_a_time() {
+    let lab = lab(2);
+    half_open(&lab);
+    let first = lab.probe();
+    assert_eq!(
+        lab.breaker.try_acquire().err(),
+        Some(Rejected::ProbeInFlight),
+        "TODO(11): one probe at a time"
+    );
+    first.success();
+    let second = lab
+        .breaker
+        .try_acquire()
+        .expect("TODO(11): after a good probe short of k, the next attempt is the next probe");
+    assert_eq!(
+        lab.breaker.try_acquire().err(),
+        Some(Rejected::ProbeInFlight),
+        "TODO(11): the second probe is alone too"
+    );
+    second.success();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(11): two good probes of two close"
+    );
+}
+
+#[test]
+fn s2_a_failure_after_good_probes_reopens_for_a_whole_cooldown() {
+    let lab = lab(3);
+    half_open(&lab);
+    lab.probe().success();
+    lab.advance(ms(3));
+    lab.probe().success();
+    lab.advance(ms(3));
+    lab.probe().failure();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(11): any failed probe reopens for a whole new cooldown"
+    );
+    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
+    assert_eq!(
+        phases,
+        [
+            (Phase::Closed, Phase::Open),
+            (Phase::Open, Phase::HalfOpen),
+            (Phase::HalfOpen, Phase::Open)
+        ],
+        "TODO(11): the circuit stayed HALF-OPEN through the good probes, and the failed one reopened it"
+    );
+}
+
+#[test]
+fn s2_the_next_half_open_counts_its_good_probes_from_zero() {
+    let lab = lab(2);
+    half_open(&lab);
+    lab.probe().success();
+    lab.probe().failure();
+    lab.advance(ms(10));
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        STILL_HALF_OPEN,
+        "TODO(11): the good probe before the reopening must not count in the new HALF-OPEN"
+    );
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(11): two good probes of this HALF-OPEN close"
+    );
+}
+
+#[test]
+fn s1_k1_an_ignored_probe_neither_counts_nor_breaks_the_run() {
+    let lab = lab(2);
+    half_open(&lab);
+    lab.probe().success();
+    assert_eq!(
+        lab.probe().report(Verdict::Ignored),
+        None,
+        "an ignored probe records nothing: TODO(10)"
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        STILL_HALF_OPEN,
+        "TODO(11): an ignored probe is no good probe"
+    );
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(11): the ignored probe did not reset the run: two good probes close"
+    );
+}
+
+#[test]
+fn s1_the_threshold_is_reported() {
+    let lab = lab(4);
+    assert_eq!(
+        lab.breaker.success_threshold(),
+        4,
+        "the breaker reports its success threshold"
+    );
+    half_open(&lab);
+    for n in 1..4 {
+        lab.probe().success();
+        assert_eq!(
+            lab.breaker.state(),
+            STILL_HALF_OPEN,
+            "TODO(11): {n} good probe(s) of 4 leave the circuit HALF-OPEN"
+        );
+    }
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state().phase(),
+        Phase::Closed,
+        "TODO(11): the fourth closes"
+    );
+}

@@ -1,0 +1,266 @@
+//! Step 12 (advanced, optional), window mode: open on the share of failures
+//! among the last N counted attempts, not on a run of consecutive ones
+//! (TODO(12); rules W1-W3).
+
+use retry_breaker::{ConfigError, ManualClock, RetryBreaker, State, WindowConfig};
+
+use crate::support::{Lab, ms};
+
+/// A window breaker. The consecutive threshold is set to 2 so that a
+/// breaker that ignores the window (and counts consecutive failures) is
+/// told apart at once.
+fn lab(size: u32, minimum: u32, failure_rate: f64) -> Lab {
+    Lab::built(
+        RetryBreaker::builder()
+            .threshold(2)
+            .cooldown(ms(10))
+            .window(WindowConfig {
+                size,
+                minimum,
+                failure_rate,
+            }),
+    )
+}
+
+/// Reports one verdict per character: `F` a failure, `S` a success.
+fn feed(lab: &Lab, verdicts: &str) {
+    for verdict in verdicts.chars() {
+        let permit = lab
+            .breaker
+            .try_acquire()
+            .expect("a closed circuit admits every attempt");
+        match verdict {
+            'F' => permit.failure(),
+            _ => permit.success(),
+        };
+    }
+}
+
+fn closed(failures: u32) -> State {
+    State::Closed { failures }
+}
+
+#[test]
+fn w3_a_window_that_cannot_work_is_a_configuration_error() {
+    let build = |size, minimum, failure_rate| {
+        RetryBreaker::builder()
+            .window(WindowConfig {
+                size,
+                minimum,
+                failure_rate,
+            })
+            .build(ManualClock::new())
+            .err()
+    };
+    let cases = [
+        (0, 0, 0.5, Some(ConfigError::EmptyWindow)),
+        (10, 0, 0.5, Some(ConfigError::ZeroMinimum)),
+        (
+            10,
+            11,
+            0.5,
+            Some(ConfigError::MinimumAboveSize {
+                minimum: 11,
+                size: 10,
+            }),
+        ),
+        (10, 5, 0.0, Some(ConfigError::FailureRateOutOfRange)),
+        (10, 5, -0.5, Some(ConfigError::FailureRateOutOfRange)),
+        (10, 5, 1.5, Some(ConfigError::FailureRateOutOfRange)),
+        (10, 5, f64::NAN, Some(ConfigError::FailureRateOutOfRange)),
+        (10, 10, 1.0, None),
+        (1, 1, f64::MIN_POSITIVE, None),
+    ];
+    for (size, minimum, rate, expected) in cases {
+        assert_eq!(
+            build(size, minimum, rate),
+            expected,
+            "TODO(12): N = {size}, m = {minimum}, r = {rate}"
+        );
+    }
+}
+
+#[test]
+fn w1_the_window_opens_on_the_failure_share_once_it_holds_the_minimum() {
+    let lab = lab(4, 4, 0.5);
+    feed(&lab, "SFS");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): three verdicts are below the minimum of 4; CLOSED shows the failures in the window"
+    );
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): 2 failures of 4 is a share of 0.5: open"
+    );
+}
+
+#[test]
+fn w1_successes_count_in_the_window_even_with_no_failure_yet() {
+    // Successes on a clean circuit change the window: a breaker that skips
+    // them (as a consecutive breaker may) sees too few verdicts.
+    let lab = lab(4, 4, 0.5);
+    feed(&lab, "SSFS");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): one failure in four verdicts"
+    );
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): the last four are S F S F, half of them failures; the first two successes counted too"
+    );
+}
+
+#[test]
+fn w1_a_success_that_brings_the_window_to_its_minimum_can_open_it() {
+    // The rule is checked after every verdict: F S is a share of 1/2 over
+    // the minimum of 2, even though the last verdict was a success.
+    let lab = lab(4, 2, 0.5);
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): one verdict, below the minimum"
+    );
+    feed(&lab, "S");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): F S holds the minimum of 2 with a failure share of 0.5: open, although the last verdict was a success"
+    );
+}
+
+#[test]
+fn w1_below_the_minimum_even_all_failures_do_not_open() {
+    let lab = lab(10, 5, 0.5);
+    feed(&lab, "FFFF");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(4),
+        "TODO(12): 4 verdicts are fewer than the minimum of 5, whatever they are"
+    );
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): the fifth verdict reaches the minimum"
+    );
+}
+
+#[test]
+fn w1_a_steady_trickle_of_errors_does_not_open_the_window() {
+    // Two failures in a row every eight attempts: a consecutive breaker
+    // with threshold 2 would open every time; a quarter is below a half.
+    let lab = lab(8, 8, 0.5);
+    for _ in 0..10 {
+        feed(&lab, "FFSSSSSS");
+    }
+    assert_eq!(
+        lab.breaker.state(),
+        closed(2),
+        "TODO(12): a failure share of 1/4 never opens a window of r = 0.5"
+    );
+    assert!(
+        lab.transitions().is_empty(),
+        "TODO(12): the circuit never opened"
+    );
+}
+
+#[test]
+fn w1_the_oldest_verdict_leaves_a_full_window() {
+    let lab = lab(3, 3, 0.6);
+    feed(&lab, "FSSS");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(0),
+        "TODO(12): the first failure has left the window of 3"
+    );
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): S S F is one failure in three: below 0.6"
+    );
+    feed(&lab, "SF");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): F S F is two failures in three, above 0.6"
+    );
+}
+
+#[test]
+fn w2_the_window_starts_empty_when_the_circuit_closes() {
+    let lab = lab(4, 3, 0.5);
+    feed(&lab, "FSF");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): two failures of three"
+    );
+    lab.advance(ms(10));
+    lab.probe().success();
+    feed(&lab, "S");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(0),
+        "TODO(12): after closing, the window holds only what came since: the failures before the cooldown are forgotten (W2)"
+    );
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): S F is below the minimum of 3"
+    );
+}
+
+/// A control: HALF-OPEN works as in the core lab in window mode too, so
+/// this passes before step 12.
+#[test]
+fn w1_a_failed_probe_in_window_mode_reopens_as_before() {
+    let lab = lab(4, 2, 0.5);
+    feed(&lab, "FF");
+    lab.advance(ms(10));
+    lab.probe().failure();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): HALF-OPEN works as in the core lab"
+    );
+}
+
+#[test]
+fn w1_the_share_is_compared_as_the_user_wrote_it() {
+    // 7 failures of 25 is a share of 0.28, exactly the double the literal
+    // `0.28` is; `0.28 * 25.0` is a little more than 7.
+    let lab = lab(25, 25, 0.28);
+    feed(&lab, &format!("{}{}", "SF".repeat(6), "S".repeat(12)));
+    assert_eq!(
+        lab.breaker.state(),
+        closed(6),
+        "TODO(12): 6 failures in 24 verdicts, below the minimum of 25"
+    );
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): 7 failures of 25 is a share of 0.28, which opens a window of r = 0.28"
+    );
+}
+
+/// The step 9 model, with the advanced track's modes: ignored outcomes,
+/// k good probes to close, and small windows. It needs steps 10-12, so it
+/// lives in the last of them.
+#[test]
+fn k1_s1_s2_w1_w2_permits_in_every_mode_agree_with_the_model() {
+    crate::step9_explore::explore(
+        "a permit operation did not return (a deadlock?)",
+        crate::step9_explore::permits::advanced_scenario(),
+        crate::step9_explore::permits::check,
+    );
+}
