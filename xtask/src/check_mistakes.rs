@@ -4,9 +4,8 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::scratch::copy_suite_workspace;
+use crate::scratch::{apply_patch, copy_suite_workspace};
 use crate::{root, suite};
 
 /// The part of the lab a mistake belongs to.
@@ -150,27 +149,9 @@ fn apply(root: &Path, workspace: &Path, patch: &Path, name: &str) -> Result<(), 
     }
     fs::create_dir_all(workspace).map_err(|e| e.to_string())?;
     copy_suite_workspace(root, workspace)?;
-    // The scratch copy lives inside this repository's target folder; its
-    // own repository makes `git apply` patch it, not ignore it.
-    Command::new("git")
-        .current_dir(workspace)
-        .args(["init", "--quiet"])
-        .status()
-        .map_err(|e| format!("cannot run git init: {e}"))?;
-    let applied = Command::new("git")
-        .current_dir(workspace)
-        .args(["apply", "--whitespace=nowarn"])
-        .arg(patch)
-        .output()
-        .map_err(|e| format!("cannot run git apply: {e}"))?;
-    if applied.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name}: the patch no longer applies to the solution; regenerate it:\n{}",
-            String::from_utf8_lossy(&applied.stderr)
-        ))
-    }
+    apply_patch(workspace, patch).map_err(|why| {
+        format!("{name}: the patch no longer applies to the solution; regenerate it:\n{why}")
+    })
 }
 
 /// The step a patch belongs to: the TODO region its changes fall in, or the

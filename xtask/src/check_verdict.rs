@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::scratch::copy_suite_workspace;
+use crate::scratch::{apply_patch, copy_suite_workspace};
 use crate::{root, starter, suite};
 
 /// The wrong answer: `run_until_cancelled` around the sleep with no check
@@ -102,23 +102,8 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
 
 /// Makes the scratch starter a finished lab with the one wrong answer.
 fn student_with_mistake(root: &Path, workspace: &Path) -> Result<(), String> {
-    Command::new("git")
-        .current_dir(workspace)
-        .args(["init", "--quiet"])
-        .status()
-        .map_err(|e| format!("cannot run git init: {e}"))?;
-    let applied = Command::new("git")
-        .current_dir(workspace)
-        .args(["apply", "--whitespace=nowarn"])
-        .arg(root.join(MISTAKE))
-        .output()
-        .map_err(|e| format!("cannot run git apply: {e}"))?;
-    if !applied.status.success() {
-        return Err(format!(
-            "{MISTAKE} does not apply: {}",
-            String::from_utf8_lossy(&applied.stderr)
-        ));
-    }
+    apply_patch(workspace, &root.join(MISTAKE))
+        .map_err(|why| format!("{MISTAKE} does not apply: {why}"))?;
     let finished = starter::generate(&workspace.join("solution/src"), u32::MAX)?;
     let src = workspace.join("starter/src");
     fs::remove_dir_all(&src).map_err(|e| e.to_string())?;

@@ -55,3 +55,27 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Applies `patch` (a mistake, written against `solution/`) to the scratch
+/// workspace. The scratch copy lives inside this repository's target
+/// folder; a repository of its own makes `git apply` patch it rather than
+/// ignore it. Fails with git's own explanation.
+pub(crate) fn apply_patch(workspace: &Path, patch: &Path) -> Result<(), String> {
+    use std::process::Command;
+    Command::new("git")
+        .current_dir(workspace)
+        .args(["init", "--quiet"])
+        .status()
+        .map_err(|e| format!("cannot run git init: {e}"))?;
+    let applied = Command::new("git")
+        .current_dir(workspace)
+        .args(["apply", "--whitespace=nowarn"])
+        .arg(patch)
+        .output()
+        .map_err(|e| format!("cannot run git apply: {e}"))?;
+    if applied.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&applied.stderr).into_owned())
+    }
+}
