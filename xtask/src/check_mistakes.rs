@@ -77,7 +77,9 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             .into_owned();
         let text = fs::read_to_string(patch).map_err(|e| e.to_string())?;
         let owner = apply(&root, &workspace, patch, &name)
-            .and_then(|()| owner(&text, &workspace).map_err(|why| format!("{name}: {why}")));
+            .and_then(|()| {
+                owner(&text, &root, &workspace).map_err(|why| format!("{name}: {why}"))
+            });
         let owner = match owner {
             Ok(owner) => owner,
             Err(why) => {
@@ -157,7 +159,7 @@ fn apply(root: &Path, workspace: &Path, patch: &Path, name: &str) -> Result<(), 
 /// The step a patch belongs to: the TODO region its changes fall in, or the
 /// step its header declares (`# Step: 6`, `# Step: toolkit`) for a mistake
 /// in provided code.
-fn owner(patch: &str, workspace: &Path) -> Result<Owner, String> {
+fn owner(patch: &str, root: &Path, workspace: &Path) -> Result<Owner, String> {
     let declared = patch
         .lines()
         .take_while(|line| line.starts_with('#'))
@@ -173,7 +175,7 @@ fn owner(patch: &str, workspace: &Path) -> Result<Owner, String> {
         };
     }
     let mut steps = Vec::new();
-    for (file, line) in changed_lines(patch) {
+    for (file, line) in applied_changes(patch, root, workspace)? {
         let text = fs::read_to_string(workspace.join(&file)).map_err(|e| e.to_string())?;
         match enclosing_todo(&text, line) {
             Some(step) => steps.push(step),
@@ -193,6 +195,44 @@ fn owner(patch: &str, workspace: &Path) -> Result<Owner, String> {
             "the patch touches several TODOs ({steps:?}); one mistake, one step"
         )),
     }
+}
+
+/// Where the patch, as git applied it, changed the files it names: read
+/// from a diff of the applied result against this repository's own files,
+/// so a patch whose hunks git placed a few lines off is still judged where
+/// it landed.
+fn applied_changes(
+    patch: &str,
+    root: &Path,
+    workspace: &Path,
+) -> Result<Vec<(String, usize)>, String> {
+    let mut files: Vec<&str> = patch
+        .lines()
+        .filter_map(|line| line.strip_prefix("+++ b/"))
+        .collect();
+    files.dedup();
+    let mut changes = Vec::new();
+    for file in files {
+        let diff = std::process::Command::new("git")
+            .args(["diff", "--no-index", "--no-color", "-U0", "--"])
+            .arg(root.join(file))
+            .arg(workspace.join(file))
+            .output()
+            .map_err(|e| format!("cannot run git diff: {e}"))?;
+        let text = String::from_utf8_lossy(&diff.stdout);
+        let relabelled: String = text
+            .lines()
+            .map(|line| {
+                if line.starts_with("+++ ") {
+                    format!("+++ b/{file}\n")
+                } else {
+                    format!("{line}\n")
+                }
+            })
+            .collect();
+        changes.extend(changed_lines(&relabelled));
+    }
+    Ok(changes)
 }
 
 /// The lines of the patched files where the patch changed something, as
