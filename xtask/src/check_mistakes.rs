@@ -77,9 +77,7 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             .into_owned();
         let text = fs::read_to_string(patch).map_err(|e| e.to_string())?;
         let owner = apply(&root, &workspace, patch, &name)
-            .and_then(|()| {
-                owner(&text, &root, &workspace).map_err(|why| format!("{name}: {why}"))
-            });
+            .and_then(|()| owner(&text, &root, &workspace).map_err(|why| format!("{name}: {why}")));
         let owner = match owner {
             Ok(owner) => owner,
             Err(why) => {
