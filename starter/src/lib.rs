@@ -71,6 +71,7 @@ mod error;
 mod execute;
 mod permit;
 mod policy;
+mod registry;
 mod sleeper;
 mod state;
 mod time_source;
@@ -89,6 +90,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, ErasedError, ExecuteError, GaveUp, Rejected};
 pub use permit::{OwnedPermit, Permit};
 pub use policy::RetryPolicy;
+pub use registry::Registry;
 #[cfg(feature = "tokio")]
 pub use sleeper::TokioSleeper;
 pub use sleeper::{ManualSleeper, Sleeper};
