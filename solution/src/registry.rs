@@ -9,7 +9,7 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::breaker::RetryBreaker;
 use crate::builder::Builder;
@@ -89,16 +89,11 @@ where
         if let Some(breaker) = self.get(key) {
             return breaker;
         }
-        let mut breakers = self
-            .breakers
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut breakers = self.write();
         // Another caller may have created it between the two locks: the
         // entry keeps the first breaker, so every caller gets that one.
-        let breaker = breakers
-            .entry(key.to_owned())
-            .or_insert_with(|| Arc::new(self.fresh()));
-        Arc::clone(breaker)
+        let kept = breakers.entry(key.to_owned());
+        Arc::clone(kept.or_insert_with(|| Arc::new(self.fresh())))
         // STARTER: Arc::new(self.fresh())
         // END TODO
     }
@@ -109,19 +104,12 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.breakers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)
-            .map(Arc::clone)
+        self.read().get(key).map(Arc::clone)
     }
 
     /// How many keys have a breaker.
     pub fn len(&self) -> usize {
-        self.breakers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.read().len()
     }
 
     /// Whether no key has a breaker yet.
@@ -136,17 +124,27 @@ where
         K: Clone + Ord,
     {
         // BEGIN TODO(13): list every key with its breaker's state, sorted by key (R3)
-        let mut states: Vec<(K, State)> = self
-            .breakers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .map(|(key, breaker)| (key.clone(), breaker.state()))
-            .collect();
-        states.sort_by(|a, b| a.0.cmp(&b.0));
-        states
+        let map = self.read();
+        let mut listing: Vec<(K, State)> =
+            map.iter().map(|(k, b)| (k.clone(), b.state())).collect();
+        listing.sort_by(|a, b| a.0.cmp(&b.0));
+        listing
         // STARTER: Vec::new()
         // END TODO
+    }
+
+    /// The map, shared: lookups of existing keys. A panic elsewhere while
+    /// the lock was held leaves the map whole (an insert is one step), so a
+    /// poisoned lock is used as it is.
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<K, Arc<RetryBreaker<C>>>> {
+        self.breakers.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The map, exclusively: only to add a key.
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<K, Arc<RetryBreaker<C>>>> {
+        self.breakers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A new breaker with the registry's settings.

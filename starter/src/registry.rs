@@ -9,7 +9,7 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::breaker::RetryBreaker;
 use crate::builder::Builder;
@@ -98,19 +98,12 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.breakers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)
-            .map(Arc::clone)
+        self.read().get(key).map(Arc::clone)
     }
 
     /// How many keys have a breaker.
     pub fn len(&self) -> usize {
-        self.breakers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.read().len()
     }
 
     /// Whether no key has a breaker yet.
@@ -129,6 +122,20 @@ where
         // TODO(13): list every key with its breaker's state, sorted by key (R3)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         Vec::new()
+    }
+
+    /// The map, shared: lookups of existing keys. A panic elsewhere while
+    /// the lock was held leaves the map whole (an insert is one step), so a
+    /// poisoned lock is used as it is.
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<K, Arc<RetryBreaker<C>>>> {
+        self.breakers.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The map, exclusively: only to add a key.
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<K, Arc<RetryBreaker<C>>>> {
+        self.breakers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A new breaker with the registry's settings.
