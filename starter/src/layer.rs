@@ -302,5 +302,5 @@ fn next_copy<Req>(
     }
     original
         .take()
-        .expect("a request that could not be cloned gets one attempt only")
+        .expect("M2: a request that could not be cloned has no copy left for a retry: it must get one attempt only (TODO(14))")
 }
