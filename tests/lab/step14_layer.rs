@@ -355,3 +355,79 @@ fn m2_every_attempt_sends_its_own_copy_of_the_request() {
         },
     );
 }
+
+#[test]
+fn m2_many_tasks_on_many_routes_at_once_keep_every_route_apart() {
+    const ROUTES: usize = 8;
+    const TASKS: usize = 32;
+    const CALLS: usize = 10;
+    static DOWN: [&str; 4] = ["/r1", "/r3", "/r5", "/r7"];
+    let (setup, gateway, results) = crate::support::guard(
+        "M2: many tasks through the layer did not finish (TODO(14))",
+        std::time::Duration::from_secs(20),
+        || {
+            let setup = setup();
+            let gateway = Gateway::new(&DOWN);
+            let client = by_route(&setup, policy().attempts(1)).layer(gateway.clone());
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .build()
+                .expect("a runtime");
+            let results = runtime.block_on(async {
+                let tasks: Vec<_> = (0..TASKS)
+                    .map(|task| {
+                        let mut client = client.clone();
+                        tokio::spawn(async move {
+                            let mut refused_healthy = 0;
+                            for call in 0..CALLS {
+                                let route = format!("/r{}", (task + call) % ROUTES);
+                                let result = client.call(route.clone()).await;
+                                let healthy = !DOWN.contains(&route.as_str());
+                                if healthy && result.is_err() {
+                                    refused_healthy += 1;
+                                }
+                                tokio::task::yield_now().await;
+                            }
+                            refused_healthy
+                        })
+                    })
+                    .collect();
+                let mut refused_healthy = 0;
+                for task in tasks {
+                    refused_healthy += task.await.expect("a task");
+                }
+                refused_healthy
+            });
+            (setup, gateway, results)
+        },
+    );
+    assert_eq!(
+        results, 0,
+        "M2: no call of a healthy route may fail or be refused (TODO(14))"
+    );
+    let calls_per_route = TASKS * CALLS / ROUTES;
+    for (route, state) in setup.registry.states() {
+        if DOWN.contains(&route.as_str()) {
+            assert!(
+                matches!(state, State::Open { .. }),
+                "M2: {route} failed on every attempt and must be open, got {state:?} (TODO(14))"
+            );
+        } else {
+            assert_eq!(
+                state,
+                State::Closed { failures: 0 },
+                "M2: {route} is healthy and must be untouched (TODO(14))"
+            );
+            assert_eq!(
+                gateway.count(&route),
+                calls_per_route,
+                "M2: each call of the healthy route {route} reaches the gateway exactly once (TODO(14))"
+            );
+        }
+    }
+    assert_eq!(
+        setup.registry.len(),
+        ROUTES,
+        "M2: one breaker per route, chosen through the registry (TODO(14))"
+    );
+}
