@@ -462,3 +462,32 @@ fn classified_calls_on_a_window_breaker_with_a_success_threshold_allocate_nothin
         "the synchronous seam allocates nothing either"
     );
 }
+
+/// Step 13 (R3): a lookup of a key that already has its breaker takes the
+/// shared lock and clones an `Arc`, nothing more; only a new key allocates
+/// (its breaker, its copy of the key).
+#[test]
+fn a_registry_lookup_of_an_existing_key_allocates_nothing() {
+    let registry: retry_breaker::Registry<String, ManualClock> =
+        retry_breaker::Registry::new(RetryBreaker::builder().threshold(3), ManualClock::new())
+            .expect("valid settings");
+
+    let (_, counted) = allocations_in(|| registry.breaker("search"));
+    assert!(
+        counted.allocations > 0,
+        "a control: a new key allocates its breaker"
+    );
+
+    let (found, counted) = allocations_in(|| {
+        let breaker = registry.breaker("search");
+        breaker.try_acquire().expect("closed").success();
+        breaker
+    });
+    assert_eq!(
+        counted, NOTHING,
+        "looking up an existing key (by &str) and using its breaker allocates nothing"
+    );
+    drop(found);
+    let (_, counted) = allocations_in(|| registry.get("search").is_some());
+    assert_eq!(counted, NOTHING, "`get` allocates nothing either");
+}

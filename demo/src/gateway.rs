@@ -13,6 +13,10 @@
 //! - `POST /charges`, with an `Idempotency-Key` header naming the order and
 //!   the amount in cents as the body. Answers the charge id, or an error
 //!   status chosen by the mode.
+//! - `POST /refunds`, with an `Idempotency-Key` header: always answers 200
+//!   with a refund id. The mode governs `/charges` only, so a gateway in
+//!   DOWN mode has one sick route and one healthy one (the per-route
+//!   breakers of [`routes`](crate::routes) keep them apart).
 //! - `PUT /admin/mode`, with a mode in its text form (see [`Mode`]) as the
 //!   body. Admin requests are not payment traffic and are not counted.
 
@@ -191,6 +195,9 @@ pub struct GatewayStats {
     /// Successful requests for a key that had already been charged,
     /// answered with the original charge id and not charged again.
     pub replays: u64,
+    /// Refund requests received, whatever the mode (`/refunds` is always
+    /// healthy).
+    pub refund_requests: u64,
 }
 
 /// The gateway's state, shared by the request handlers.
@@ -247,6 +254,7 @@ impl Gateway {
         let address = listener.local_addr()?;
         let router = Router::new()
             .route("/charges", post(charge))
+            .route("/refunds", post(refund))
             .route("/admin/mode", put(set_mode))
             .with_state(Arc::clone(&shared));
         let server = tokio::spawn(async move {
@@ -387,6 +395,16 @@ async fn charge(
             (status, body)
         }
     }
+}
+
+/// A refund: the route that stays healthy whatever the mode.
+async fn refund(State(shared): State<Shared>) -> (StatusCode, String) {
+    let mut books = books(&shared);
+    books.stats.refund_requests += 1;
+    (
+        StatusCode::OK,
+        format!("rf_{}", books.stats.refund_requests),
+    )
 }
 
 /// Charges the order named by `key`, unless it was charged before, in which

@@ -17,6 +17,8 @@
 //! - [`pictures`]: LAB.md's pictures, drawn from the reference solution
 //!   on a manual clock (`just pictures`).
 //! - [`scenarios`]: the scripted stories that `just demo` runs.
+//! - [`routes`]: the HTTP client behind the tower layer, a breaker per
+//!   route, and the story of one route down while another stays healthy.
 //! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
 //! - [`tune`]: the tuning task that `just tune` scores.
 //!
@@ -41,6 +43,7 @@ pub mod html;
 pub mod orders;
 pub mod pictures;
 pub mod report;
+pub mod routes;
 pub mod scenarios;
 pub mod settlement;
 pub mod timeline;

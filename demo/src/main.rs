@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use retry_breaker_demo::html::{self, Section};
 use retry_breaker_demo::report::{ScenarioReport, duration};
+use retry_breaker_demo::routes;
 use retry_breaker_demo::scenarios::{Scenario, Settings};
 use retry_breaker_demo::unfinished::{describe_panic, quiet_todo_panics};
 use tokio_util::sync::CancellationToken;
@@ -61,6 +62,26 @@ async fn main() -> ExitCode {
                 };
                 println!("== {} ==\nstopped: {why}\n", scenario.heading());
                 reports.push((scenario, Err(why)));
+                unfinished += 1;
+            }
+        }
+    }
+
+    // Per-route breakers through the tower layer (steps 13-14). Printed
+    // only: the HTML report charts the single-breaker scenarios above.
+    if !cancel.is_cancelled() {
+        match tokio::spawn(routes::one_route_down(settings, cancel.clone())).await {
+            Ok(Ok(report)) => println!("{report}"),
+            Ok(Err(error)) => {
+                eprintln!("one route down: could not run: {error}");
+                return ExitCode::FAILURE;
+            }
+            Err(join) => {
+                let why = match join.try_into_panic() {
+                    Ok(payload) => describe_panic(payload.as_ref()),
+                    Err(join) => join.to_string(),
+                };
+                println!("== One route down ==\nstopped: {why}\n");
                 unfinished += 1;
             }
         }

@@ -504,3 +504,54 @@ async fn the_same_trickle_leaves_a_window_breaker_closed() {
     assert_eq!(report.summary.paid, 12);
     assert_eq!(report.gateway.requests, 18);
 }
+
+/// Steps 13-14 over HTTP: `/charges` DOWN and `/refunds` healthy behind one
+/// routed client, a breaker per route through the tower layer.
+#[tokio::test]
+async fn a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refused() {
+    use retry_breaker_demo::routes::{self, ROUNDS, Route};
+
+    let report = within(
+        Duration::from_secs(10),
+        "the one-route-down scenario",
+        routes::one_route_down(settings(), CancellationToken::new()),
+    )
+    .await
+    .expect("the gateway starts");
+
+    let rounds = u64::from(ROUNDS);
+    assert_eq!(report.refunds.calls, rounds);
+    assert_eq!(
+        report.refunds.ok, rounds,
+        "the healthy route is never refused: {report}"
+    );
+    assert_eq!(
+        report.gateway_refund_requests, report.refunds.calls,
+        "each refund call reaches the gateway exactly once: {report}"
+    );
+    assert_eq!(
+        report.gateway_charge_requests,
+        u64::from(settings().breaker.threshold),
+        "the sick route's breaker opens at its threshold, then nothing reaches /charges: {report}"
+    );
+    assert_eq!(report.charges.refused, rounds - 1, "{report}");
+    let phases: Vec<(Route, Phase)> = report
+        .states
+        .iter()
+        .map(|(route, state)| (*route, state.phase()))
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            (Route::Charges, Phase::Open),
+            (Route::Refunds, Phase::Closed)
+        ],
+        "only the sick route's breaker is open: {report}"
+    );
+    assert!(
+        report.status_at_end.contains("/charges OPEN")
+            && report.status_at_end.contains("/refunds CLOSED"),
+        "the status line lists every route: {}",
+        report.status_at_end
+    );
+}

@@ -22,6 +22,9 @@
 //!
 //! - `tokio` (default): [`TokioClock`], [`TokioSleeper`] and [`timeout`], on
 //!   tokio's timer. Without it the crate needs no timer at all.
+//! - `tower` (off by default): [`BreakerLayer`], the breaker and the retry
+//!   loop as `tower` middleware, with a breaker per request key from a
+//!   [`Registry`].
 //!
 //! ```
 //! use std::time::Duration;
@@ -69,8 +72,11 @@ mod clock;
 mod deadline;
 mod error;
 mod execute;
+#[cfg(feature = "tower")]
+mod layer;
 mod permit;
 mod policy;
+mod registry;
 mod sleeper;
 mod state;
 mod time_source;
@@ -87,8 +93,11 @@ pub use circuit::Recorded;
 pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, ErasedError, ExecuteError, GaveUp, Rejected};
+#[cfg(feature = "tower")]
+pub use layer::{BreakerFuture, BreakerLayer, BreakerService, SendSleeper};
 pub use permit::{OwnedPermit, Permit};
 pub use policy::RetryPolicy;
+pub use registry::Registry;
 #[cfg(feature = "tokio")]
 pub use sleeper::TokioSleeper;
 pub use sleeper::{ManualSleeper, Sleeper};

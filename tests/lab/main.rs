@@ -12,6 +12,8 @@ mod support;
 mod step10_classify;
 mod step11_probes;
 mod step12_window;
+mod step13_registry;
+mod step14_layer;
 mod step1_closed;
 mod step2_open_and_half_open;
 mod step3_generations;

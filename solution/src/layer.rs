@@ -1,0 +1,325 @@
+//! The breaker and the retry loop as `tower` middleware (rules M1-M2).
+//!
+//! Any client or handler that is a [`tower::Service`] gets a breaker per
+//! key and the retry loop without a change to its code: wrap it in a
+//! [`BreakerLayer`]. This is the Rust form of wrapping Go's
+//! `http.RoundTripper`.
+
+use std::fmt;
+use std::future::{Future, poll_fn};
+use std::hash::Hash;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tower::{Layer, Service};
+
+use crate::clock::{Clock, ManualClock};
+use crate::error::ExecuteError;
+use crate::policy::RetryPolicy;
+use crate::registry::Registry;
+use crate::sleeper::{ManualSleeper, Sleeper};
+use crate::time_source::TimeSource;
+
+type KeyOf<Req, K> = Arc<dyn Fn(&Req) -> K + Send + Sync>;
+type CloneOf<Req> = Arc<dyn Fn(&Req) -> Option<Req> + Send + Sync>;
+
+/// A [`Sleeper`] whose sleeps can cross threads, as a `tower` service's
+/// future must be able to.
+///
+/// The crate's own sleepers are such sleepers. For one of your own,
+/// implement this trait by returning the same wait as [`Sleeper::sleep`].
+pub trait SendSleeper: Sleeper + Clone + Send + Sync + 'static {
+    /// The same wait as [`Sleeper::sleep`], promised `Send`.
+    fn sleep_send(&self, delay: Duration) -> impl Future<Output = ()> + Send;
+}
+
+impl SendSleeper for ManualSleeper {
+    fn sleep_send(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+        self.sleep(delay)
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl SendSleeper for crate::sleeper::TokioSleeper {
+    fn sleep_send(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+        self.sleep(delay)
+    }
+}
+
+/// Lets `execute` see a [`SendSleeper`] as a sleeper whose sleeps are
+/// `Send`, so that the service's future is.
+#[derive(Clone)]
+struct Sending<S>(S);
+
+impl<S: SendSleeper> Sleeper for Sending<S> {
+    #[allow(
+        refining_impl_trait,
+        reason = "the promise of `Send` makes the layer's future `Send`"
+    )]
+    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+        self.0.sleep_send(delay)
+    }
+
+    fn time_source(&self) -> TimeSource {
+        self.0.time_source()
+    }
+}
+
+/// A `tower` [`Layer`] that runs every request through
+/// [`RetryPolicy::run`], on the breaker that a [`Registry`] holds for the
+/// request's key (rules M1-M2).
+///
+/// - The policy decides attempts, delays, which errors are retried and how
+///   errors count ([`RetryPolicy::classify_errors`]), and its cancellation
+///   token ends calls.
+/// - `key` picks each request's breaker: per route, per host. A route that
+///   fails opens its own breaker; requests of other routes go on (R2).
+/// - A request is retried only if it can be cloned: each attempt sends its
+///   own copy. [`BreakerLayer::new`] clones with `Clone`;
+///   [`BreakerLayer::cloning_with`] takes a function that may say no (a
+///   streaming body), and such a request gets exactly one attempt.
+///
+/// The service is always ready: each attempt waits for the inner
+/// service's readiness itself, so a refusal never needs it, and the
+/// service's error is an [`ExecuteError`] around the inner one.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use retry_breaker_solution::{BreakerLayer, ManualClock, Registry, RetryBreaker, RetryPolicy, State};
+/// use tower::{Layer, Service, service_fn};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let clock = ManualClock::new();
+/// let registry = Arc::new(Registry::new(
+///     RetryBreaker::builder().threshold(2).cooldown(Duration::from_secs(30)),
+///     clock.clone(),
+/// )?);
+/// let policy = RetryPolicy::constant(Duration::from_millis(100)).attempts(2).without_jitter();
+/// // A breaker per route: the request's path.
+/// let layer = BreakerLayer::new(Arc::clone(&registry), policy, clock.sleeper(), |path: &String| path.clone());
+///
+/// // A gateway whose /charges route is down and /refunds healthy.
+/// let gateway = service_fn(|path: String| async move {
+///     if path == "/charges" { Err("503") } else { Ok("200") }
+/// });
+/// let mut client = layer.layer(gateway);
+/// // (A `BreakerService` is always ready, so `call` needs no `ready()` first.)
+///
+/// let charge = client.call("/charges".to_owned()).await;
+/// assert!(charge.is_err(), "two attempts, both failed: the route's breaker opens");
+/// let refund = client.call("/refunds".to_owned()).await;
+/// assert_eq!(refund.ok(), Some("200"), "the healthy route is never refused");
+/// assert_eq!(
+///     registry.states(),
+///     [
+///         ("/charges".to_owned(), State::Open { remaining: Duration::from_secs(30) }),
+///         ("/refunds".to_owned(), State::Closed { failures: 0 }),
+///     ]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+pub struct BreakerLayer<Req, K, C = ManualClock, S = ManualSleeper, E = ()> {
+    registry: Arc<Registry<K, C>>,
+    policy: RetryPolicy<E>,
+    sleeper: S,
+    key: KeyOf<Req, K>,
+    clone_request: CloneOf<Req>,
+}
+
+impl<Req, K, C, S, E> BreakerLayer<Req, K, C, S, E> {
+    /// A layer whose requests are cloned with `Clone` for each attempt.
+    pub fn new(
+        registry: Arc<Registry<K, C>>,
+        policy: RetryPolicy<E>,
+        sleeper: S,
+        key: impl Fn(&Req) -> K + Send + Sync + 'static,
+    ) -> Self
+    where
+        Req: Clone,
+    {
+        Self::cloning_with(registry, policy, sleeper, key, |request: &Req| {
+            Some(request.clone())
+        })
+    }
+
+    /// A layer for requests that cannot always be cloned: `clone_request`
+    /// makes a copy for an attempt, or says no. It is asked once before a
+    /// call's first attempt: a request it refuses gets exactly one attempt
+    /// (M2). A request it accepts is copied again for each retry.
+    pub fn cloning_with(
+        registry: Arc<Registry<K, C>>,
+        policy: RetryPolicy<E>,
+        sleeper: S,
+        key: impl Fn(&Req) -> K + Send + Sync + 'static,
+        clone_request: impl Fn(&Req) -> Option<Req> + Send + Sync + 'static,
+    ) -> Self {
+        BreakerLayer {
+            registry,
+            policy,
+            sleeper,
+            key: Arc::new(key),
+            clone_request: Arc::new(clone_request),
+        }
+    }
+
+    /// The registry whose breakers the layer uses: its
+    /// [`states`](Registry::states) make a status page.
+    pub fn registry(&self) -> &Arc<Registry<K, C>> {
+        &self.registry
+    }
+}
+
+impl<Req, K, C, S: Clone, E> Clone for BreakerLayer<Req, K, C, S, E> {
+    fn clone(&self) -> Self {
+        BreakerLayer {
+            registry: Arc::clone(&self.registry),
+            policy: self.policy.clone(),
+            sleeper: self.sleeper.clone(),
+            key: Arc::clone(&self.key),
+            clone_request: Arc::clone(&self.clone_request),
+        }
+    }
+}
+
+impl<Req, K: fmt::Debug, C, S: fmt::Debug, E> fmt::Debug for BreakerLayer<Req, K, C, S, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BreakerLayer")
+            .field("registry", &self.registry)
+            .field("policy", &self.policy)
+            .field("sleeper", &self.sleeper)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Svc, Req, K, C, S: Clone, E> Layer<Svc> for BreakerLayer<Req, K, C, S, E> {
+    type Service = BreakerService<Svc, Req, K, C, S, E>;
+
+    fn layer(&self, inner: Svc) -> Self::Service {
+        BreakerService {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+/// The service that a [`BreakerLayer`] makes around `Svc`.
+pub struct BreakerService<Svc, Req, K, C, S, E> {
+    inner: Svc,
+    layer: BreakerLayer<Req, K, C, S, E>,
+}
+
+impl<Svc: Clone, Req, K, C, S: Clone, E> Clone for BreakerService<Svc, Req, K, C, S, E> {
+    fn clone(&self) -> Self {
+        BreakerService {
+            inner: self.inner.clone(),
+            layer: self.layer.clone(),
+        }
+    }
+}
+
+impl<Svc: fmt::Debug, Req, K: fmt::Debug, C, S: fmt::Debug, E> fmt::Debug
+    for BreakerService<Svc, Req, K, C, S, E>
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BreakerService")
+            .field("inner", &self.inner)
+            .field("layer", &self.layer)
+            .finish()
+    }
+}
+
+/// What one call of a [`BreakerService`] returns.
+pub type BreakerFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, ExecuteError<E>>> + Send>>;
+
+impl<Svc, Req, K, C, S> Service<Req> for BreakerService<Svc, Req, K, C, S, Svc::Error>
+where
+    Svc: Service<Req> + Clone + Send + 'static,
+    Svc::Future: Send,
+    Svc::Response: Send,
+    Svc::Error: Send + 'static,
+    Req: Send + 'static,
+    K: Eq + Hash + Clone + Send + Sync + 'static,
+    C: Clock + Clone + Send + Sync + 'static,
+    S: SendSleeper,
+{
+    type Response = Svc::Response;
+    type Error = ExecuteError<Svc::Error>;
+    type Future = BreakerFuture<Svc::Response, Svc::Error>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Readiness is awaited per attempt, on the attempt's own clone of
+        // the inner service: a refused attempt never reserves a slot.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        let layer = &self.layer;
+        let inner = self.inner.clone();
+        // BEGIN TODO(14): run the request through the policy on its key's breaker from the registry; a request that cannot be cloned gets one attempt (M1, M2)
+        let breaker = layer.registry.breaker(&(layer.key)(&request));
+        let first = (layer.clone_request)(&request);
+        let policy = if first.is_some() {
+            layer.policy.clone()
+        } else {
+            layer.policy.clone().attempts(1)
+        };
+        let clone_request = Arc::clone(&layer.clone_request);
+        let sleeper = Sending(layer.sleeper.clone());
+        // The copies still to send: the first attempt's, then the original
+        // as the model for every retry's copy.
+        let copies = Mutex::new((first, Some(request)));
+        // Behind a mutex, so the future is `Send` for any `Send` service,
+        // `Sync` or not; the lock is held only to clone it.
+        let inner = Mutex::new(inner);
+        Box::pin(async move {
+            let attempt = || {
+                let request = next_copy(&copies, &*clone_request);
+                let mut inner = inner.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                async move {
+                    poll_fn(|cx| inner.poll_ready(cx)).await?;
+                    inner.call(request).await
+                }
+            };
+            policy.run(&breaker, &sleeper, attempt).await
+        })
+        // STARTER: // For now the request goes straight to the inner service, once.
+        // STARTER: let mut inner = inner;
+        // STARTER: let _ = (layer, Sending(()), next_copy::<Req>);
+        // STARTER: Box::pin(async move {
+        // STARTER:     poll_fn(|cx| inner.poll_ready(cx)).await.map_err(|source| ExecuteError::Task {
+        // STARTER:         attempt: 1,
+        // STARTER:         reason: crate::error::GaveUp::NoAttemptsLeft,
+        // STARTER:         source,
+        // STARTER:     })?;
+        // STARTER:     inner.call(request).await.map_err(|source| ExecuteError::Task {
+        // STARTER:         attempt: 1,
+        // STARTER:         reason: crate::error::GaveUp::NoAttemptsLeft,
+        // STARTER:         source,
+        // STARTER:     })
+        // STARTER: })
+        // END TODO
+    }
+}
+
+/// The request for the next attempt: the copy made before the first
+/// attempt, else a fresh copy of the original, else the original itself.
+fn next_copy<Req>(
+    copies: &Mutex<(Option<Req>, Option<Req>)>,
+    clone_request: &(dyn Fn(&Req) -> Option<Req> + Send + Sync),
+) -> Req {
+    let mut copies = copies.lock().unwrap_or_else(PoisonError::into_inner);
+    let (first, original) = &mut *copies;
+    if let Some(first) = first.take() {
+        return first;
+    }
+    if let Some(copy) = original.as_ref().and_then(clone_request) {
+        return copy;
+    }
+    original
+        .take()
+        .expect("M2: a request that could not be cloned has no copy left for a retry: it must get one attempt only (TODO(14))")
+}

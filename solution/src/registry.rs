@@ -1,0 +1,167 @@
+//! One breaker per dependency (rules R1-R3): a [`Registry`] creates a
+//! breaker for each key on first use, all with the same settings.
+//!
+//! A program with one breaker for everything lets a broken search service
+//! cut it off from its healthy database; a breaker per key (a dependency, a
+//! route, a host) keeps each failure where it belongs.
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::Hash;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::breaker::RetryBreaker;
+use crate::builder::Builder;
+use crate::clock::Clock;
+use crate::error::ConfigError;
+use crate::state::State;
+
+/// Breakers by key, each created on first use with the registry's settings.
+///
+/// The same key always gets the same breaker, even when several threads ask
+/// for a new key at once (R1); breakers of different keys share nothing but
+/// their settings and their clock (R2). Looking up a key that already has a
+/// breaker takes the map's lock only in shared (read) mode and allocates
+/// nothing, so lookups from many threads run side by side (R3).
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_solution::{ManualClock, Registry, RetryBreaker, State};
+///
+/// let clock = ManualClock::new();
+/// let settings = RetryBreaker::builder().threshold(2).cooldown(Duration::from_secs(10));
+/// let registry: Registry<String, _> = Registry::new(settings, clock)?;
+///
+/// // The search service fails twice: its breaker opens...
+/// for _ in 0..2 {
+///     registry.breaker("search").try_acquire()?.failure();
+/// }
+/// // ...and the database, with a breaker of its own, is untouched.
+/// registry.breaker("database").try_acquire()?.success();
+///
+/// assert_eq!(
+///     registry.states(),
+///     [
+///         ("database".to_owned(), State::Closed { failures: 0 }),
+///         ("search".to_owned(), State::Open { remaining: Duration::from_secs(10) }),
+///     ]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Registry<K, C> {
+    settings: Builder,
+    clock: C,
+    breakers: RwLock<HashMap<K, Arc<RetryBreaker<C>>>>,
+}
+
+impl<K, C> Registry<K, C>
+where
+    K: Eq + Hash,
+    C: Clock + Clone,
+{
+    /// An empty registry whose breakers will all have `settings` and read
+    /// `clock`.
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] that [`Builder::build`] would give: settings that
+    /// cannot work are refused here, once, rather than at the first lookup.
+    pub fn new(settings: Builder, clock: C) -> Result<Self, ConfigError> {
+        settings.build(clock.clone())?;
+        Ok(Registry {
+            settings,
+            clock,
+            breakers: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// The breaker for `key`, created (closed) if the key is new.
+    ///
+    /// Takes `&str` for a `String` key, as `HashMap::get` does; the key is
+    /// copied only when its breaker is created.
+    pub fn breaker<Q>(&self, key: &Q) -> Arc<RetryBreaker<C>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        // BEGIN TODO(13): find an existing breaker under the shared lock; create a missing one so that two callers can never both insert (R1, R3)
+        if let Some(breaker) = self.get(key) {
+            return breaker;
+        }
+        let mut breakers = self.write();
+        // Another caller may have created it between the two locks: the
+        // entry keeps the first breaker, so every caller gets that one.
+        let kept = breakers.entry(key.to_owned());
+        Arc::clone(kept.or_insert_with(|| Arc::new(self.fresh())))
+        // STARTER: Arc::new(self.fresh())
+        // END TODO
+    }
+
+    /// The breaker for `key` if it has one, without creating it.
+    pub fn get<Q>(&self, key: &Q) -> Option<Arc<RetryBreaker<C>>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.read().get(key).map(Arc::clone)
+    }
+
+    /// How many keys have a breaker.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether no key has a breaker yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every key with the state of its breaker, sorted by key: a status
+    /// page (R3). Each state is read as [`RetryBreaker::state`] reads it.
+    pub fn states(&self) -> Vec<(K, State)>
+    where
+        K: Clone + Ord,
+    {
+        // BEGIN TODO(13): list every key with its breaker's state, sorted by key (R3)
+        let map = self.read();
+        let mut listing: Vec<(K, State)> =
+            map.iter().map(|(k, b)| (k.clone(), b.state())).collect();
+        listing.sort_by(|a, b| a.0.cmp(&b.0));
+        listing
+        // STARTER: Vec::new()
+        // END TODO
+    }
+
+    /// The map, shared: lookups of existing keys. A panic elsewhere while
+    /// the lock was held leaves the map whole (an insert is one step), so a
+    /// poisoned lock is used as it is.
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<K, Arc<RetryBreaker<C>>>> {
+        self.breakers.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The map, exclusively: only to add a key.
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<K, Arc<RetryBreaker<C>>>> {
+        self.breakers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A new breaker with the registry's settings.
+    fn fresh(&self) -> RetryBreaker<C> {
+        match self.settings.build(self.clock.clone()) {
+            Ok(breaker) => breaker,
+            Err(_) => unreachable!("the settings were checked by Registry::new"),
+        }
+    }
+}
+
+impl<K: fmt::Debug, C> fmt::Debug for Registry<K, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let breakers = self.breakers.read().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("Registry")
+            .field("settings", &self.settings)
+            .field("keys", &breakers.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}

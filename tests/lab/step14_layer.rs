@@ -1,0 +1,433 @@
+//! Step 14 (advanced, optional), the breaker as `tower` middleware: a
+//! `BreakerLayer` runs every request of any service through the retry loop,
+//! on the breaker of the request's route (TODO(14); rules M1-M2).
+
+use std::future::{Ready, ready};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use retry_breaker::{
+    BreakerLayer, ExecuteError, ManualClock, ManualSleeper, Registry, RetryBreaker, RetryPolicy,
+    State, Verdict,
+};
+use tokio_util::sync::CancellationToken;
+use tower::{Layer, Service};
+
+use crate::support::{ms, run};
+
+/// A fake payment gateway: routes listed in `down` answer "503", the path
+/// "/decline" answers "declined", every other route "200". It logs every
+/// request it receives.
+#[derive(Clone)]
+struct Gateway {
+    down: &'static [&'static str],
+    received: Arc<Mutex<Vec<String>>>,
+}
+
+impl Gateway {
+    fn new(down: &'static [&'static str]) -> Gateway {
+        Gateway {
+            down,
+            received: Arc::default(),
+        }
+    }
+
+    /// How many requests reached the gateway on `route`.
+    fn count(&self, route: &str) -> usize {
+        self.received
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| *r == route)
+            .count()
+    }
+}
+
+impl Service<String> for Gateway {
+    type Response = &'static str;
+    type Error = &'static str;
+    type Future = Ready<Result<&'static str, &'static str>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, route: String) -> Self::Future {
+        self.received.lock().unwrap().push(route.clone());
+        ready(if self.down.contains(&route.as_str()) {
+            Err("503")
+        } else if route == "/decline" {
+            Err("declined")
+        } else {
+            Ok("200")
+        })
+    }
+}
+
+struct Setup {
+    clock: ManualClock,
+    sleeper: ManualSleeper,
+    registry: Arc<Registry<String, ManualClock>>,
+}
+
+/// Breakers that open after 3 consecutive failures, for 30 ms.
+fn setup() -> Setup {
+    let clock = ManualClock::new();
+    let registry = Registry::new(
+        RetryBreaker::builder().threshold(3).cooldown(ms(30)),
+        clock.clone(),
+    )
+    .expect("valid settings");
+    Setup {
+        sleeper: clock.sleeper(),
+        clock,
+        registry: Arc::new(registry),
+    }
+}
+
+/// Three attempts, 10 ms apart, retrying "503" only.
+fn policy() -> RetryPolicy<&'static str> {
+    RetryPolicy::constant(ms(10))
+        .attempts(3)
+        .without_jitter()
+        .retry_if(|e: &&str| *e == "503")
+}
+
+fn by_route(
+    setup: &Setup,
+    policy: RetryPolicy<&'static str>,
+) -> BreakerLayer<String, String, ManualClock, ManualSleeper, &'static str> {
+    BreakerLayer::new(
+        Arc::clone(&setup.registry),
+        policy,
+        setup.sleeper.clone(),
+        |route: &String| route.clone(),
+    )
+}
+
+#[test]
+fn m1_every_request_goes_through_the_retry_loop_and_the_breaker() {
+    run(
+        "M1: a call through the layer did not finish (TODO(14))",
+        async {
+            let setup = setup();
+            let gateway = Gateway::new(&["/charges"]);
+            let mut client = by_route(&setup, policy()).layer(gateway.clone());
+
+            let first = client.call("/charges".to_owned()).await;
+            assert!(
+                matches!(
+                    first,
+                    Err(ExecuteError::Task {
+                        attempt: 3,
+                        source: "503",
+                        ..
+                    })
+                ),
+                "M1: a failing route must be tried 3 times, the policy's budget, \
+                 and the last error returned (TODO(14)); got {first:?}"
+            );
+            assert_eq!(
+                gateway.count("/charges"),
+                3,
+                "M1: three attempts reach the gateway (TODO(14))"
+            );
+            assert_eq!(
+                setup.sleeper.delays(),
+                [ms(10), ms(10)],
+                "M1: the policy's backoff runs between attempts, through the layer's sleeper (TODO(14))"
+            );
+            assert_eq!(
+                setup.registry.breaker("/charges").state(),
+                State::Open { remaining: ms(30) },
+                "M1: every attempt is reported to the route's breaker, so three failures open it (TODO(14))"
+            );
+
+            let refused = client.call("/charges".to_owned()).await;
+            assert!(
+                matches!(refused, Err(ExecuteError::Rejected { attempt: 1, .. })),
+                "M1: an open breaker refuses the request (TODO(14)); got {refused:?}"
+            );
+            assert_eq!(
+                gateway.count("/charges"),
+                3,
+                "M1: a refused request never reaches the service (TODO(14))"
+            );
+        },
+    );
+}
+
+#[test]
+fn m1_the_policy_decides_what_is_retried_and_what_counts() {
+    run(
+        "M1: a call through the layer did not finish (TODO(14))",
+        async {
+            let setup = setup();
+            let gateway = Gateway::new(&[]);
+            let classified = Arc::new(Mutex::new(0));
+            let seen = Arc::clone(&classified);
+            let policy = policy().classify_errors(move |e: &&str| {
+                *seen.lock().unwrap() += 1;
+                if *e == "declined" {
+                    Verdict::Success
+                } else {
+                    Verdict::Failure
+                }
+            });
+            let mut client = by_route(&setup, policy).layer(gateway.clone());
+            for _ in 0..4 {
+                let declined = client.call("/decline".to_owned()).await;
+                assert!(
+                    matches!(
+                        declined,
+                        Err(ExecuteError::Task {
+                            attempt: 1,
+                            source: "declined",
+                            ..
+                        })
+                    ),
+                    "M1: the policy does not retry a decline, and the caller gets it back (TODO(14)); got {declined:?}"
+                );
+            }
+            assert_eq!(
+                gateway.count("/decline"),
+                4,
+                "M1: one attempt per call (TODO(14))"
+            );
+            assert_eq!(
+                *classified.lock().unwrap(),
+                4,
+                "M1: the layer's policy classifies every attempt's error (TODO(14))"
+            );
+            assert_eq!(
+                setup.registry.breaker("/decline").state(),
+                State::Closed { failures: 0 },
+                "M1: the policy's classifier counts a decline as a sign of life (TODO(14))"
+            );
+        },
+    );
+}
+
+#[test]
+fn m1_the_policy_s_cancellation_ends_calls_before_any_attempt() {
+    run(
+        "M1: a call through the layer did not finish (TODO(14))",
+        async {
+            let setup = setup();
+            let gateway = Gateway::new(&[]);
+            let cancel = CancellationToken::new();
+            cancel.cancel();
+            let mut client = by_route(&setup, policy().cancel_on(cancel)).layer(gateway.clone());
+            let result = client.call("/refunds".to_owned()).await;
+            assert!(
+                matches!(result, Err(ExecuteError::Cancelled { attempts_made: 0 })),
+                "M1: the layer's cancellation token ends the call (TODO(14)); got {result:?}"
+            );
+            assert_eq!(
+                gateway.count("/refunds"),
+                0,
+                "M1: no attempt after cancellation (TODO(14))"
+            );
+        },
+    );
+}
+
+#[test]
+fn m2_a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refused() {
+    run(
+        "M2: a call through the layer did not finish (TODO(14))",
+        async {
+            let setup = setup();
+            let gateway = Gateway::new(&["/charges"]);
+            let mut client = by_route(&setup, policy()).layer(gateway.clone());
+            let mut refunds = 0;
+            for _ in 0..5 {
+                let _ = client.call("/charges".to_owned()).await;
+                let refund = client.call("/refunds".to_owned()).await;
+                assert_eq!(
+                    refund.ok(),
+                    Some("200"),
+                    "M2: the healthy route must never be refused: it has a breaker of its own (TODO(14))"
+                );
+                refunds += 1;
+                setup.clock.advance(ms(1));
+            }
+            assert_eq!(
+                gateway.count("/refunds"),
+                refunds,
+                "M2: each call of the healthy route reaches the gateway exactly once (TODO(14))"
+            );
+            assert_eq!(
+                gateway.count("/charges"),
+                3,
+                "M2: after its breaker opens, the sick route is refused without reaching the gateway (TODO(14))"
+            );
+            let states: Vec<_> = setup
+                .registry
+                .states()
+                .into_iter()
+                .map(|(route, state)| (route, state.phase()))
+                .collect();
+            assert_eq!(
+                states,
+                [
+                    ("/charges".to_owned(), retry_breaker::Phase::Open),
+                    ("/refunds".to_owned(), retry_breaker::Phase::Closed),
+                ],
+                "M2: one breaker per route in the registry, only the sick one open (TODO(14))"
+            );
+        },
+    );
+}
+
+#[test]
+fn m2_a_request_that_cannot_be_cloned_gets_exactly_one_attempt() {
+    run(
+        "M2: a call through the layer did not finish (TODO(14))",
+        async {
+            let setup = setup();
+            let gateway = Gateway::new(&["/charges"]);
+            let layer = BreakerLayer::cloning_with(
+                Arc::clone(&setup.registry),
+                policy(),
+                setup.sleeper.clone(),
+                |route: &String| route.clone(),
+                |_: &String| None,
+            );
+            let mut client = layer.layer(gateway.clone());
+            let result = client.call("/charges".to_owned()).await;
+            assert!(
+                matches!(
+                    result,
+                    Err(ExecuteError::Task {
+                        attempt: 1,
+                        source: "503",
+                        ..
+                    })
+                ),
+                "M2: a request that cannot be cloned is sent once and its error returned (TODO(14)); got {result:?}"
+            );
+            assert_eq!(gateway.count("/charges"), 1, "M2: one attempt (TODO(14))");
+            assert!(
+                setup.sleeper.delays().is_empty(),
+                "M2: no retry, so no sleep (TODO(14))"
+            );
+            assert_eq!(
+                setup.registry.breaker("/charges").state(),
+                State::Closed { failures: 1 },
+                "M2: the single attempt still goes through the route's breaker (TODO(14))"
+            );
+        },
+    );
+}
+
+#[test]
+fn m2_every_attempt_sends_its_own_copy_of_the_request() {
+    run(
+        "M2: a call through the layer did not finish (TODO(14))",
+        async {
+            let setup = setup();
+            let gateway = Gateway::new(&["/charges"]);
+            let copies = Arc::new(Mutex::new(0));
+            let counted = Arc::clone(&copies);
+            let layer = BreakerLayer::cloning_with(
+                Arc::clone(&setup.registry),
+                policy(),
+                setup.sleeper.clone(),
+                |route: &String| route.clone(),
+                move |route: &String| {
+                    *counted.lock().unwrap() += 1;
+                    Some(route.clone())
+                },
+            );
+            let mut client = layer.layer(gateway.clone());
+            let _ = client.call("/charges".to_owned()).await;
+            assert_eq!(
+                gateway.count("/charges"),
+                3,
+                "M2: a request that can be cloned is retried (TODO(14))"
+            );
+            assert_eq!(
+                *copies.lock().unwrap(),
+                3,
+                "M2: one copy per attempt, made with the layer's clone function (TODO(14))"
+            );
+        },
+    );
+}
+
+#[test]
+fn m2_many_tasks_on_many_routes_at_once_keep_every_route_apart() {
+    const ROUTES: usize = 8;
+    const TASKS: usize = 32;
+    const CALLS: usize = 10;
+    static DOWN: [&str; 4] = ["/r1", "/r3", "/r5", "/r7"];
+    let (setup, gateway, results) = crate::support::guard(
+        "M2: many tasks through the layer did not finish (TODO(14))",
+        std::time::Duration::from_secs(20),
+        || {
+            let setup = setup();
+            let gateway = Gateway::new(&DOWN);
+            let client = by_route(&setup, policy().attempts(1)).layer(gateway.clone());
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .build()
+                .expect("a runtime");
+            let results = runtime.block_on(async {
+                let tasks: Vec<_> = (0..TASKS)
+                    .map(|task| {
+                        let mut client = client.clone();
+                        tokio::spawn(async move {
+                            let mut refused_healthy = 0;
+                            for call in 0..CALLS {
+                                let route = format!("/r{}", (task + call) % ROUTES);
+                                let result = client.call(route.clone()).await;
+                                let healthy = !DOWN.contains(&route.as_str());
+                                if healthy && result.is_err() {
+                                    refused_healthy += 1;
+                                }
+                                tokio::task::yield_now().await;
+                            }
+                            refused_healthy
+                        })
+                    })
+                    .collect();
+                let mut refused_healthy = 0;
+                for task in tasks {
+                    refused_healthy += task.await.expect("a task");
+                }
+                refused_healthy
+            });
+            (setup, gateway, results)
+        },
+    );
+    assert_eq!(
+        results, 0,
+        "M2: no call of a healthy route may fail or be refused (TODO(14))"
+    );
+    let calls_per_route = TASKS * CALLS / ROUTES;
+    for (route, state) in setup.registry.states() {
+        if DOWN.contains(&route.as_str()) {
+            assert!(
+                matches!(state, State::Open { .. }),
+                "M2: {route} failed on every attempt and must be open, got {state:?} (TODO(14))"
+            );
+        } else {
+            assert_eq!(
+                state,
+                State::Closed { failures: 0 },
+                "M2: {route} is healthy and must be untouched (TODO(14))"
+            );
+            assert_eq!(
+                gateway.count(&route),
+                calls_per_route,
+                "M2: each call of the healthy route {route} reaches the gateway exactly once (TODO(14))"
+            );
+        }
+    }
+    assert_eq!(
+        setup.registry.len(),
+        ROUTES,
+        "M2: one breaker per route, chosen through the registry (TODO(14))"
+    );
+}
