@@ -138,6 +138,7 @@ lint:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets {{solution_flags}} -- -D warnings
     cargo clippy --workspace --all-targets -- -D warnings
+    cargo clippy -p retry-breaker-demo --all-targets --features starter -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
 
 # Instructors: one wrong student crate judged 20 times by `just test` and plain cargo: one verdict, no file written (cargo: `cargo xtask check-verdict`).
