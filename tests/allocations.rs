@@ -23,8 +23,8 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use retry_breaker::{
-    ExecuteError, ManualClock, ManualSleeper, Rejected, RetryBreaker, Sleeper, State, Verdict,
-    WindowConfig, backoff,
+    ExecuteError, ManualClock, ManualSleeper, Recorded, Rejected, RetryBreaker, Sleeper, State,
+    Verdict, WindowConfig, backoff,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -237,6 +237,40 @@ fn a_rejection_while_open_allocates_nothing() {
         }) if remaining == Duration::from_secs(6)
     ));
     assert_eq!(calls, 0);
+    assert_eq!(counted, NOTHING);
+}
+
+#[test]
+fn every_open_refusal_allocates_nothing() {
+    // The reference solution refuses without its lock while OPEN: before a
+    // deadline, and for a cooldown that never ends. Both, and the lock's
+    // answer at the deadline, through the synchronous seam.
+    let clock = ManualClock::new();
+    let breaker = breaker(1, &clock);
+    breaker.try_acquire().expect("closed").failure();
+    let (refused, counted) = allocations_in(|| breaker.try_acquire().err());
+    assert_eq!(
+        refused,
+        Some(Rejected::Open {
+            remaining: COOLDOWN
+        })
+    );
+    assert_eq!(counted, NOTHING);
+    clock.advance(COOLDOWN);
+    let (probe, counted) = allocations_in(|| breaker.try_acquire().map(|probe| probe.failure()));
+    assert_eq!(probe, Ok(Recorded::Counted), "the probe, at the deadline");
+    assert_eq!(counted, NOTHING);
+
+    let forever = RetryBreaker::new(1, Duration::MAX, clock.clone()).expect("a valid threshold");
+    clock.advance(Duration::from_secs(1));
+    forever.try_acquire().expect("closed").failure();
+    let (refused, counted) = allocations_in(|| forever.try_acquire().err());
+    assert_eq!(
+        refused,
+        Some(Rejected::Open {
+            remaining: Duration::MAX
+        })
+    );
     assert_eq!(counted, NOTHING);
 }
 
