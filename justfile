@@ -119,6 +119,15 @@ grade *args:
 check-export mistake="":
     cargo xtask check-export {{mistake}}
 
+# loom runs every interleaving of two and three threads at the breaker's
+# transition points, up to LOOM_MAX_PREEMPTIONS preemptions (2 unless set),
+# and checks each is linearizable. Built with `--cfg loom` in its own target
+# directory, so it never invalidates the normal build (about a minute cold).
+
+# Instructors: model-check the solution's lock-free paths with loom (cargo: see this recipe).
+loom *args:
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" cargo test -p retry-breaker-solution --release --test loom -- {{args}}
+
 # Configured in .cargo/mutants.toml; installs cargo-mutants if it is missing.
 
 # Instructors: mutation testing of the solution, judged by the shared suite.
@@ -145,4 +154,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution check-report check-starter check-verdict check-mistakes check-export lint
+ci: check-sync check-pictures test-solution check-report check-starter check-verdict check-mistakes check-export lint loom mutants
