@@ -147,6 +147,7 @@ lint:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets {{solution_flags}} -- -D warnings
     cargo clippy --workspace --all-targets -- -D warnings
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo clippy -p retry-breaker-solution --release --tests -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
 
 # Instructors: one wrong student crate judged 20 times by `just test` and plain cargo: one verdict, no file written (cargo: `cargo xtask check-verdict`).

@@ -177,8 +177,7 @@ fn sequential_results(setup: Setup, threads: &Arc<Vec<Vec<Op>>>) -> Vec<Vec<Vec<
         }
         *out.lock().unwrap() = results;
     });
-    let results = std::mem::take(&mut *all.lock().unwrap());
-    results
+    std::mem::take(&mut *all.lock().unwrap())
 }
 
 /// Runs `threads` concurrently under loom from `setup`, checks that every
