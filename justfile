@@ -28,7 +28,7 @@ test-solution step="":
     if [ -n "$filter" ]; then
         INSTA_UPDATE=no cargo test --test lab {{solution_flags}} -- $filter
     else
-        INSTA_UPDATE=no cargo test --workspace --exclude retry-breaker-starter {{solution_flags}}
+        INSTA_UPDATE=no cargo test --workspace --exclude retry-breaker-starter --exclude retry-breaker-bench {{solution_flags}}
     fi
 
 # Your scoreboard: tests passing per step, and where your next TODO is (cargo: `cargo xtask progress`).
@@ -103,6 +103,10 @@ tune *settings:
 bench filter="":
     cargo bench -p retry-breaker-bench -- {{filter}}
 
+# The bench crate's own tests (its summary table), outside test-solution so the suite never builds criterion and the peers (cargo: `cargo test -p retry-breaker-bench`).
+test-bench:
+    cargo test -p retry-breaker-bench
+
 # Instructors: check the suite catches each typical mistake in mistakes/ (cargo: `cargo xtask check-mistakes`).
 check-mistakes only="":
     cargo xtask check-mistakes {{only}}
@@ -155,4 +159,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution check-report check-starter check-verdict check-mistakes check-export lint loom mutants
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export lint loom mutants
