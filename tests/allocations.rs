@@ -459,7 +459,12 @@ fn classified_calls_on_a_window_breaker_with_a_success_threshold_allocate_nothin
             // ...and every tenth round an outage: open, then two good
             // probes close it.
             if round % 10 == 0 {
+                let mut failures = 0;
                 while breaker.state().phase() != retry_breaker::Phase::Open {
+                    // Bounded, so a broken breaker fails here instead of
+                    // spinning until a mutation test's timeout.
+                    assert!(failures < 16, "a window full of failures opens");
+                    failures += 1;
                     let _ = call(Err(Some(Timeout)));
                 }
                 opened += 1;
