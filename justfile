@@ -140,11 +140,12 @@ loom *args:
 # Configured in .cargo/mutants.toml; installs cargo-mutants if it is missing.
 
 # Instructors: mutation testing of the solution, judged by the shared suite.
+[positional-arguments]
 mutants *args:
     #!/usr/bin/env bash
     set -euo pipefail
     command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
-    INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo mutants --package retry-breaker-solution {{args}}
+    INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo mutants --package retry-breaker-solution "$@"
 
 # Instructors only: re-record the snapshots from the solution, then review `git diff`.
 accept-snapshots:
