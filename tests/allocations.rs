@@ -439,7 +439,10 @@ fn classified_calls_on_a_window_breaker_with_a_success_threshold_allocate_nothin
             1,
             || std::future::ready(outcome),
             classify,
-            |_| true,
+            // One attempt: nothing is ever retried, so a loop that asks
+            // anyway fails here instead of retrying an ignored outcome
+            // forever.
+            |_: &Option<Timeout>| -> bool { panic!("a budget of one attempt never asks to retry") },
             backoff::constant(Duration::ZERO),
             &cancel,
             &sleeper,
