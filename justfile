@@ -20,6 +20,11 @@ default:
 test step="":
     @cargo xtask test {{quote(step)}}
 
+# The bench crate is left out (its own tests are `just test-bench`), so the
+# suite never compiles criterion and the peers. The demo's loopback tests
+# mostly wait on real deadlines and cooldowns, so more test threads than
+# cores let them wait together (5.7 s on two threads, 2 s on sixteen).
+
 # Test the reference solution: the suite, the doc tests and the tools' tests (cargo: `cargo lab-solution`).
 test-solution step="":
     #!/usr/bin/env bash
@@ -28,7 +33,7 @@ test-solution step="":
     if [ -n "$filter" ]; then
         INSTA_UPDATE=no cargo test --test lab {{solution_flags}} -- $filter
     else
-        INSTA_UPDATE=no cargo test --workspace --exclude retry-breaker-starter {{solution_flags}}
+        INSTA_UPDATE=no cargo test --workspace --exclude retry-breaker-starter --exclude retry-breaker-bench {{solution_flags}} -- --test-threads=16
     fi
 
 # Your scoreboard: tests passing per step, and where your next TODO is (cargo: `cargo xtask progress`).
@@ -103,6 +108,10 @@ tune *settings:
 bench filter="":
     cargo bench -p retry-breaker-bench -- {{filter}}
 
+# The bench crate's own tests (its summary table), outside test-solution so the suite never builds criterion and the peers (cargo: `cargo test -p retry-breaker-bench`).
+test-bench:
+    cargo test -p retry-breaker-bench
+
 # Instructors: check the suite catches each typical mistake in mistakes/ (cargo: `cargo xtask check-mistakes`).
 check-mistakes only="":
     cargo xtask check-mistakes {{only}}
@@ -119,14 +128,24 @@ grade *args:
 check-export mistake="":
     cargo xtask check-export {{mistake}}
 
+# loom runs every interleaving of two and three threads at the breaker's
+# transition points, up to LOOM_MAX_PREEMPTIONS preemptions (2 unless set),
+# and checks each is linearizable. Built with `--cfg loom` in its own target
+# directory, so it never invalidates the normal build (about a minute cold).
+
+# Instructors: model-check the solution's lock-free paths with loom (cargo: see this recipe).
+loom *args:
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" cargo test -p retry-breaker-solution --release --test loom -- {{args}}
+
 # Configured in .cargo/mutants.toml; installs cargo-mutants if it is missing.
 
 # Instructors: mutation testing of the solution, judged by the shared suite.
+[positional-arguments]
 mutants *args:
     #!/usr/bin/env bash
     set -euo pipefail
     command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
-    INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo mutants --package retry-breaker-solution {{args}}
+    INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo mutants --package retry-breaker-solution "$@"
 
 # Instructors only: re-record the snapshots from the solution, then review `git diff`.
 accept-snapshots:
@@ -139,6 +158,7 @@ lint:
     cargo clippy --workspace --all-targets {{solution_flags}} -- -D warnings
     cargo clippy --workspace --all-targets -- -D warnings
     cargo clippy -p retry-breaker-demo --all-targets --features starter -- -D warnings
+    RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo clippy -p retry-breaker-solution --release --tests -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
 
 # Instructors: one wrong student crate judged 20 times by `just test` and plain cargo: one verdict, no file written (cargo: `cargo xtask check-verdict`).
@@ -146,4 +166,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution check-report check-starter check-verdict check-mistakes check-export lint
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export lint loom mutants

@@ -23,8 +23,8 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use retry_breaker::{
-    ExecuteError, ManualClock, ManualSleeper, Rejected, RetryBreaker, Sleeper, State, Verdict,
-    WindowConfig, backoff,
+    ExecuteError, ManualClock, ManualSleeper, Recorded, Rejected, RetryBreaker, Sleeper, State,
+    Verdict, WindowConfig, backoff,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -241,6 +241,40 @@ fn a_rejection_while_open_allocates_nothing() {
 }
 
 #[test]
+fn every_open_refusal_allocates_nothing() {
+    // The reference solution refuses without its lock while OPEN: before a
+    // deadline, and for a cooldown that never ends. Both, and the lock's
+    // answer at the deadline, through the synchronous seam.
+    let clock = ManualClock::new();
+    let breaker = breaker(1, &clock);
+    breaker.try_acquire().expect("closed").failure();
+    let (refused, counted) = allocations_in(|| breaker.try_acquire().err());
+    assert_eq!(
+        refused,
+        Some(Rejected::Open {
+            remaining: COOLDOWN
+        })
+    );
+    assert_eq!(counted, NOTHING);
+    clock.advance(COOLDOWN);
+    let (probe, counted) = allocations_in(|| breaker.try_acquire().map(|probe| probe.failure()));
+    assert_eq!(probe, Ok(Recorded::Counted), "the probe, at the deadline");
+    assert_eq!(counted, NOTHING);
+
+    let forever = RetryBreaker::new(1, Duration::MAX, clock.clone()).expect("a valid threshold");
+    clock.advance(Duration::from_secs(1));
+    forever.try_acquire().expect("closed").failure();
+    let (refused, counted) = allocations_in(|| forever.try_acquire().err());
+    assert_eq!(
+        refused,
+        Some(Rejected::Open {
+            remaining: Duration::MAX
+        })
+    );
+    assert_eq!(counted, NOTHING);
+}
+
+#[test]
 fn a_rejection_while_the_probe_is_out_allocates_nothing() {
     let clock = ManualClock::new();
     let sleeper = ManualSleeper::new(clock.clone());
@@ -405,7 +439,10 @@ fn classified_calls_on_a_window_breaker_with_a_success_threshold_allocate_nothin
             1,
             || std::future::ready(outcome),
             classify,
-            |_| true,
+            // One attempt: nothing is ever retried, so a loop that asks
+            // anyway fails here instead of retrying an ignored outcome
+            // forever.
+            |_: &Option<Timeout>| -> bool { panic!("a budget of one attempt never asks to retry") },
             backoff::constant(Duration::ZERO),
             &cancel,
             &sleeper,
@@ -425,7 +462,12 @@ fn classified_calls_on_a_window_breaker_with_a_success_threshold_allocate_nothin
             // ...and every tenth round an outage: open, then two good
             // probes close it.
             if round % 10 == 0 {
+                let mut failures = 0;
                 while breaker.state().phase() != retry_breaker::Phase::Open {
+                    // Bounded, so a broken breaker fails here instead of
+                    // spinning until a mutation test's timeout.
+                    assert!(failures < 16, "a window full of failures opens");
+                    failures += 1;
                     let _ = call(Err(Some(Timeout)));
                 }
                 opened += 1;

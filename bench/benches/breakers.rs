@@ -226,17 +226,28 @@ fn half_open_rejection_sync(group: &mut BenchmarkGroup<'_, WallTime>) {
 /// together, and returns the wall time. Each thread gets its own
 /// cancellation token, as each request would.
 fn on_two_threads(iters: u64, call: impl Fn(&CancellationToken) + Sync) -> Duration {
+    on_two_threads_with(iters, None, call)
+}
+
+/// As [`on_two_threads`], but with both threads checking `shared`, one
+/// token for the whole application (the usual shutdown token), if given.
+fn on_two_threads_with(
+    iters: u64,
+    shared: Option<&CancellationToken>,
+    call: impl Fn(&CancellationToken) + Sync,
+) -> Duration {
     let start_line = Barrier::new(2);
     let mine = iters / 2;
+    let token = || shared.cloned().unwrap_or_default();
     thread::scope(|scope| {
         let other = scope.spawn(|| {
-            let cancel = CancellationToken::new();
+            let cancel = token();
             start_line.wait();
             for _ in mine..iters {
                 call(&cancel);
             }
         });
-        let cancel = CancellationToken::new();
+        let cancel = token();
         start_line.wait();
         let start = Instant::now();
         for _ in 0..mine {
@@ -271,6 +282,30 @@ fn two_threads(group: &mut BenchmarkGroup<'_, WallTime>) {
         b.iter_custom(|iters| {
             on_two_threads(iters, |_| {
                 black_box(failsafe_execute(&breaker)).expect("closed");
+            })
+        })
+    });
+}
+
+/// Two threads on one breaker and ONE cancellation token: `is_cancelled`
+/// locks the token's mutex, so here both threads fight over its cache line.
+/// Only ours: the peers take no token.
+fn two_threads_shared_token(group: &mut BenchmarkGroup<'_, WallTime>) {
+    let breaker = ours();
+    let shutdown = CancellationToken::new();
+    group.bench_function(OURS, |b| {
+        b.iter_custom(|iters| {
+            on_two_threads_with(iters, Some(&shutdown), |cancel| {
+                black_box(ours_execute(&breaker, cancel)).expect("closed");
+            })
+        })
+    });
+    // The token alone, on the same two threads: the part of the row above
+    // that no breaker can avoid while it checks the token (E2).
+    group.bench_function(floor::TOKEN, |b| {
+        b.iter_custom(|iters| {
+            on_two_threads_with(iters, Some(&shutdown), |cancel| {
+                black_box(black_box(cancel).is_cancelled());
             })
         })
     });
@@ -316,6 +351,7 @@ fn main() {
     run(group::HALF_OPEN_SYNC, &half_open_rejection_sync);
     run(group::WINDOW_ASYNC, &window_closed_success_async);
     run(group::CONTENDED, &two_threads);
+    run(group::CONTENDED_SHARED_TOKEN, &two_threads_shared_token);
     run(group::FLOOR, &floor);
 
     criterion.final_summary();

@@ -2,13 +2,16 @@
 //! hook that hears about every transition.
 // BEGIN SOLUTION ONLY: the fast path
 //!
-//! Next to the circuit sits a lock-free shortcut for the common case of a
-//! CLOSED circuit (see [`ClosedShortcut`]).
+//! Next to the circuit sits a lock-free shortcut for the hot cases: a CLOSED
+//! circuit, and an OPEN one before its deadline (see [`ClosedShortcut`]).
 // END SOLUTION ONLY
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+// BEGIN SOLUTION ONLY: loom model-checks the fast path, so its lock comes from crate::sync
+use std::sync::{Arc, PoisonError};
+// STARTER: use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+// END SOLUTION ONLY
 use std::thread;
 use std::time::Duration;
 
@@ -20,6 +23,9 @@ use crate::permit::{OwnedPermit, Permit};
 use crate::shortcut::ClosedShortcut;
 // END SOLUTION ONLY
 use crate::state::State;
+// BEGIN SOLUTION ONLY: loom model-checks the fast path, so its lock comes from crate::sync
+use crate::sync::{Mutex, MutexGuard};
+// END SOLUTION ONLY
 use crate::transition::{Generation, Transition};
 use crate::window::WindowConfig;
 
@@ -58,8 +64,8 @@ type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
 pub struct RetryBreaker<C> {
     circuit: Mutex<Circuit>,
     // BEGIN SOLUTION ONLY: the fast path
-    /// Whether the circuit is CLOSED, readable without the lock; written
-    /// only under it.
+    /// Whether the circuit is CLOSED, or OPEN until when, readable without
+    /// the lock; written only under it.
     shortcut: ClosedShortcut,
     // END SOLUTION ONLY
     clock: C,
@@ -196,9 +202,10 @@ impl<C: Clock> RetryBreaker<C> {
     /// flight. Nothing is counted for a rejection.
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
         // BEGIN SOLUTION ONLY: the fast path
-        // A CLOSED circuit admits every attempt and changes nothing doing so.
-        if let Some(generation) = self.shortcut.admit() {
-            return Ok(Permit::new(self, generation));
+        // A CLOSED circuit admits every attempt, and an OPEN one refuses
+        // every attempt before its deadline: neither changes anything.
+        if let Some(answer) = self.shortcut.admit(&self.clock) {
+            return answer.map(|generation| Permit::new(self, generation));
         }
         // END SOLUTION ONLY
         let (admitted, transition) = self.locked(Circuit::admit);

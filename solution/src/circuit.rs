@@ -116,6 +116,16 @@ impl Circuit {
         }
     }
 
+    // BEGIN SOLUTION ONLY: the fast path publishes the deadline
+    /// The end of the cooldown, while the circuit is OPEN.
+    pub(crate) fn open_until(&self) -> Option<Deadline> {
+        match self.mode {
+            Mode::Open { until } => Some(until),
+            Mode::Closed { .. } | Mode::HalfOpen { .. } => None,
+        }
+    }
+    // END SOLUTION ONLY
+
     /// Decides whether one attempt may call the dependency. On admission,
     /// returns the generation the attempt belongs to.
     ///

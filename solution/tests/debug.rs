@@ -48,3 +48,34 @@ fn debug_reads_the_clock_outside_the_lock_and_says_it_is_not_exhaustive() {
     );
     assert!(shown.ends_with(", .. }"), "{shown}");
 }
+
+#[test]
+fn debug_shows_the_cooldown_left_at_the_clock_reading() {
+    use retry_breaker_solution::ManualClock;
+    let clock = ManualClock::new();
+    let breaker = RetryBreaker::new(1, Duration::from_secs(10), clock.clone()).expect("valid");
+    breaker.try_acquire().expect("closed").failure();
+    clock.advance(Duration::from_secs(4));
+    let shown = format!("{breaker:?}");
+    assert!(
+        shown.contains("Open { remaining: 6s }"),
+        "4 s into a 10 s cooldown: {shown}"
+    );
+}
+
+#[test]
+fn a_breaker_reports_the_window_it_was_built_with() {
+    use retry_breaker_solution::{ManualClock, WindowConfig};
+    let window = WindowConfig {
+        size: 8,
+        minimum: 4,
+        failure_rate: 0.5,
+    };
+    let breaker = RetryBreaker::builder()
+        .window(window)
+        .build(ManualClock::new())
+        .expect("valid settings");
+    assert_eq!(breaker.window(), Some(window));
+    let plain = RetryBreaker::new(1, Duration::from_secs(1), ManualClock::new()).expect("valid");
+    assert_eq!(plain.window(), None);
+}

@@ -123,3 +123,30 @@ fn an_anyhow_task_error_reaches_an_anyhow_result_with_its_chain() {
         ));
     });
 }
+
+#[test]
+fn a_refusal_after_a_failure_hands_that_failure_back() {
+    use retry_breaker_solution::Rejected;
+    let refused = ExecuteError::Rejected {
+        attempt: 2,
+        rejection: Rejected::ProbeInFlight,
+        source: Some("the first attempt timed out"),
+    };
+    assert_eq!(refused.task_error(), Some(&"the first attempt timed out"));
+    assert_eq!(
+        refused.into_task_error(),
+        Some("the first attempt timed out")
+    );
+}
+
+#[test]
+fn an_erased_error_debugs_as_the_error_inside() {
+    let erased = ExecuteError::Task {
+        attempt: 1,
+        reason: GaveUp::after(1, 1),
+        source: std::io::Error::other("gateway down"),
+    }
+    .erase();
+    let inner = erased.into_task_error().expect("a task error");
+    assert!(format!("{inner:?}").contains("gateway down"), "{inner:?}");
+}

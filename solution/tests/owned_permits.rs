@@ -94,3 +94,26 @@ fn an_owned_permit_is_refused_like_a_borrowed_one() {
     );
     assert_eq!(Arc::strong_count(&breaker), 1);
 }
+
+#[test]
+fn an_owned_permit_knows_its_generation_reports_a_verdict_and_debugs() {
+    use retry_breaker_solution::Verdict;
+    let clock = ManualClock::new();
+    let breaker =
+        Arc::new(RetryBreaker::new(1, Duration::from_secs(1), clock.clone()).expect("valid"));
+    breaker.try_acquire().expect("closed").failure();
+    clock.advance(Duration::from_secs(1));
+    let probe = breaker.try_acquire_owned().expect("the probe");
+    assert_eq!(probe.generation(), breaker.generation());
+    assert_ne!(
+        probe.generation().get(),
+        0,
+        "opening started a new generation"
+    );
+    assert!(
+        format!("{probe:?}").contains(&format!("{:?}", probe.generation())),
+        "{probe:?}"
+    );
+    assert_eq!(probe.report(Verdict::Success), Some(Recorded::Counted));
+    assert_eq!(breaker.state(), State::Closed { failures: 0 });
+}

@@ -142,3 +142,11 @@ fn a_cancelled_policy_makes_no_attempt() {
     ));
     assert_eq!(left.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn a_policy_debugs_with_its_settings() {
+    let policy: RetryPolicy<()> = RetryPolicy::constant(Duration::from_millis(5)).attempts(4);
+    let shown = format!("{policy:?}");
+    assert!(shown.starts_with("RetryPolicy"), "{shown}");
+    assert!(shown.contains("attempts: 4"), "{shown}");
+}
