@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::scratch::{apply_patch, copy_suite_workspace};
-use crate::{root, suite};
+use crate::{root, starter, suite};
 
 /// The part of the lab a mistake belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +86,18 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
                 continue;
             }
         };
-        match judge(&workspace, &scratch.join("target"), owner)? {
+        // A student's mistake is judged on a student's crate: the starter
+        // with every TODO done as the patched solution does them, and none
+        // of the solution's own extras (its fast paths would answer for the
+        // student's code). Only a mistake in those extras is judged on the
+        // solution itself.
+        let crate_flags: &[&str] = if in_solution_only(&text, &root, &workspace)? {
+            &SOLUTION
+        } else {
+            as_student(&workspace)?;
+            &[]
+        };
+        match judge(&workspace, &scratch.join("target"), owner, crate_flags)? {
             Verdict::Caught {
                 failed,
                 first,
@@ -152,6 +163,50 @@ fn apply(root: &Path, workspace: &Path, patch: &Path, name: &str) -> Result<(), 
     apply_patch(workspace, patch).map_err(|why| {
         format!("{name}: the patch no longer applies to the solution; regenerate it:\n{why}")
     })
+}
+
+/// The suite's features for testing the solution rather than the starter.
+const SOLUTION: [&str; 3] = [
+    "--no-default-features",
+    "--features",
+    "retry-breaker/solution",
+];
+
+/// Makes the scratch workspace's starter the student's finished crate,
+/// generated from its (patched) solution.
+fn as_student(workspace: &Path) -> Result<(), String> {
+    let finished = starter::generate(&workspace.join("solution/src"), u32::MAX)?;
+    let src = workspace.join("starter/src");
+    fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
+    fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+    for (name, text) in &finished.files {
+        fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Whether the patch changes the solution's own extras: a SOLUTION ONLY
+/// block or file, which the student's crate does not have.
+fn in_solution_only(patch: &str, root: &Path, workspace: &Path) -> Result<bool, String> {
+    for (file, line) in applied_changes(patch, root, workspace)? {
+        let text = fs::read_to_string(workspace.join(&file)).map_err(|e| e.to_string())?;
+        if text.contains(starter::SOLUTION_FILE) {
+            return Ok(true);
+        }
+        let mut inside = false;
+        for (index, content) in text.lines().enumerate() {
+            let content = content.trim();
+            if content.starts_with("// BEGIN SOLUTION ONLY") {
+                inside = true;
+            } else if content.starts_with("// END SOLUTION ONLY") {
+                inside = false;
+            }
+            if index + 1 == line && inside {
+                return Ok(true);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// The step a patch belongs to: the TODO region its changes fall in, or the
@@ -305,13 +360,8 @@ fn unnamed(said: &str, owner: Owner) -> Option<String> {
 }
 
 /// Runs the suite against the (patched) solution in `workspace`.
-fn judge(workspace: &Path, target: &Path, owner: Owner) -> Result<Verdict, String> {
-    let flags = [
-        "--no-default-features",
-        "--features",
-        "retry-breaker/solution",
-    ];
-    let results = match suite::run_lab(workspace, Some(target), &flags) {
+fn judge(workspace: &Path, target: &Path, owner: Owner, flags: &[&str]) -> Result<Verdict, String> {
+    let results = match suite::run_lab(workspace, Some(target), flags) {
         Ok(results) => results,
         Err(output) => {
             let error = output
