@@ -166,4 +166,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export lint loom
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export lint loom mutants

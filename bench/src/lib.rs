@@ -5,6 +5,11 @@
 //! Run them with `cargo bench -p retry-breaker-bench`; they never run as part
 //! of the test suite.
 
+pub mod paired;
+pub mod target;
+
+pub use target::{Goal, Target};
+
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
@@ -216,9 +221,9 @@ fn cpu_model(cpuinfo: &Path) -> Option<String> {
 }
 
 /// The summary: a Markdown table of medians with each peer's ratio to ours,
-/// the floor, and whether each target of the issue was met. `load` is the
-/// load average when the run began, if known.
-pub fn summary(medians: &Medians, load: Option<f64>) -> String {
+/// the floor, and whether each of `targets` was met. `load` is the load
+/// average when the run began, if known.
+pub fn summary(medians: &Medians, load: Option<f64>, targets: &[Target]) -> String {
     let mut out = String::new();
     let ns = |value: Option<f64>| value.map_or_else(|| "–".to_owned(), |v| format!("{v:.1}"));
     let ratio = |peer: Option<f64>, ours: Option<f64>| match (peer, ours) {
@@ -302,68 +307,17 @@ pub fn summary(medians: &Medians, load: Option<f64>) -> String {
         "The peers admit every call while half-open, so they have no half-open rejection to compare.\n",
     );
 
-    out.push_str("\nTargets (issue 16):\n");
-    let best_peer = |group: &str| {
-        Some(
-            [medians.get(group, RECLOSER)?, medians.get(group, FAILSAFE)?]
-                .into_iter()
-                .fold(f64::INFINITY, f64::min),
-        )
-    };
-    let faster_than_peers = |group: &str| Some(best_peer(group)? / medians.get(group, OURS)?);
-    let verdict =
-        |value: Option<f64>, met: fn(f64) -> bool, shown: &dyn Fn(f64) -> String| match value {
-            Some(v) if met(v) => format!("met ({})", shown(v)),
-            Some(v) => format!("MISSED ({})", shown(v)),
-            None => "not measured in this run".to_owned(),
-        };
-    let times = |v: f64| format!("{v:.2}x");
-    let over = |group: &str, floor: Option<f64>| Some(medians.get(group, OURS)? / floor?);
-    // The floors: what the operation cannot skip. An OPEN refusal reads the
-    // clock and the shortcut's word; `execute` also checks its token first
-    // (E2). A CLOSED `execute` checks the token and loads the word twice
-    // (admission, then the success).
-    let open_sync_floor = clock.zip(atomic).map(|(c, a)| c + a);
-    let open_async_floor = open_sync_floor.zip(token).map(|(f, t)| f + t);
-    let closed_async_floor = token.zip(atomic).map(|(t, a)| t + 2.0 * a);
-    let mut target = |label: &str, value: Option<f64>, met: fn(f64) -> bool| {
-        out.push_str(&format!("- {label}: {}\n", verdict(value, met, &times)));
-    };
-    target(
-        "`try_acquire` OPEN rejection, at least 1.2x faster than the faster peer",
-        faster_than_peers(group::OPEN_SYNC),
-        |v| v >= 1.2,
-    );
-    target(
-        "`try_acquire` OPEN rejection, within 1.15x of its floor (clock read + atomic load)",
-        over(group::OPEN_SYNC, open_sync_floor),
-        |v| v <= 1.15,
-    );
-    target(
-        "`execute` OPEN rejection, within 1.15x of its floor (clock read + token check + atomic load)",
-        over(group::OPEN_ASYNC, open_async_floor),
-        |v| v <= 1.15,
-    );
-    target(
-        "`execute` CLOSED, within 1.15x of its floor (token check + two atomic loads)",
-        over(group::CLOSED_ASYNC, closed_async_floor),
-        |v| v <= 1.15,
-    );
-    target(
-        "`execute` CLOSED, ahead of both peers",
-        faster_than_peers(group::CLOSED_ASYNC),
-        |v| v > 1.0,
-    );
-    // Not targets: where the peers stand without a token check, and what a
-    // shared token costs under contention.
-    if let Some((peer, ours)) =
-        best_peer(group::OPEN_ASYNC).zip(medians.get(group::OPEN_ASYNC, OURS))
-    {
-        out.push_str(&format!(
-            "\n`execute` OPEN rejection against the faster peer, which checks no token: {:.2}x (above 1: ours is faster).\n",
-            peer / ours
-        ));
+    if targets.is_empty() {
+        out.push_str("\nTargets: not measured in this run (a filter that leaves out `targets`).\n");
+    } else {
+        out.push_str(
+            "\nTargets, each judged on a paired measurement (the median of the rounds' ratios; in brackets, their quartiles):\n",
+        );
+        for target in targets {
+            out.push_str(&format!("- {target}\n"));
+        }
     }
+    out.push('\n');
     let shared = |name| medians.get(group::CONTENDED_SHARED_TOKEN, name);
     if let Some((ours, alone)) = shared(OURS).zip(shared(floor::TOKEN)) {
         out.push_str(&format!(
@@ -441,8 +395,9 @@ mod tests {
     #[test]
     fn a_run_without_results_says_so_instead_of_guessing() {
         let medians = Medians::new(PathBuf::from("/nonexistent"), SystemTime::now());
-        let text = summary(&medians, None);
-        assert!(text.contains("not measured in this run"));
+        let text = summary(&medians, None, &[]);
+        assert!(text.contains("| `execute`, OPEN rejection"));
         assert!(!text.contains("met ("));
+        assert!(text.contains("Targets: not measured in this run"));
     }
 }

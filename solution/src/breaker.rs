@@ -200,6 +200,7 @@ impl<C: Clock> RetryBreaker<C> {
     ///
     /// [`Rejected`] while the circuit is open or a half-open probe is in
     /// flight. Nothing is counted for a rejection.
+    #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
         // BEGIN SOLUTION ONLY: the fast path
         // A CLOSED circuit admits every attempt, and an OPEN one refuses
@@ -207,6 +208,16 @@ impl<C: Clock> RetryBreaker<C> {
         if let Some(answer) = self.shortcut.admit(&self.clock) {
             return answer.map(|generation| Permit::new(self, generation));
         }
+        self.admit_locked()
+    }
+
+    /// The rest of [`try_acquire`](RetryBreaker::try_acquire), under the
+    /// lock: in a function of its own, so that the fast path above stays
+    /// small enough to be inlined into the caller (an OPEN refusal is
+    /// little more than a clock read, and a call with its register saves
+    /// would show beside it).
+    #[inline(never)]
+    fn admit_locked(&self) -> Result<Permit<'_, C>, Rejected> {
         // END SOLUTION ONLY
         let (admitted, transition) = self.locked(Circuit::admit);
         let permit = Permit::new(self, admitted?);
@@ -257,6 +268,7 @@ impl<C: Clock> RetryBreaker<C> {
         Ok(OwnedPermit::new(Arc::clone(self), generation))
     }
 
+    #[inline]
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
         // BEGIN SOLUTION ONLY: the fast path
         // With no failures counted there is nothing for a success to reset.

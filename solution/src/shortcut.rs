@@ -129,6 +129,7 @@ impl ClosedShortcut {
     /// The answer to an admission request, if the word has it: the
     /// generation to admit the attempt in while CLOSED, or the refusal while
     /// OPEN before the deadline on `clock`. `None`: ask the circuit.
+    #[inline]
     pub(crate) fn admit(&self, clock: &impl Clock) -> Option<Result<Generation, Rejected>> {
         // The word first, the clock second: see the module's argument.
         let word = self.word.load(Ordering::Acquire);
@@ -142,13 +143,15 @@ impl ClosedShortcut {
         let remaining = if field == NEVER {
             Duration::MAX
         } else {
-            let until = Duration::from_nanos(field);
+            // Zero or nothing left: the cooldown is over, and this admission
+            // may be the probe. This path is mostly the clock read, so every
+            // step around it shows: one checked subtraction both compares
+            // and measures, and the deadline is decoded after the reading,
+            // where it overlaps with the clock's own arithmetic.
             let now = clock.now();
-            if now >= until {
-                // The cooldown is over: this admission may be the probe.
-                return None;
-            }
-            until - now
+            Duration::from_nanos(field)
+                .checked_sub(now)
+                .filter(|left| !left.is_zero())?
         };
         Some(Err(Rejected::Open { remaining }))
     }
@@ -156,6 +159,7 @@ impl ClosedShortcut {
     /// Whether a success of an attempt admitted in `generation` would be
     /// counted and change nothing: the circuit is CLOSED in that very
     /// generation, with no failures to reset.
+    #[inline]
     pub(crate) fn success_changes_nothing(&self, generation: Generation) -> bool {
         let word = self.word.load(Ordering::Acquire);
         word & CLEAN != 0 && word == encode(generation, true)

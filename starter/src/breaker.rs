@@ -169,6 +169,7 @@ impl<C: Clock> RetryBreaker<C> {
     ///
     /// [`Rejected`] while the circuit is open or a half-open probe is in
     /// flight. Nothing is counted for a rejection.
+    #[inline]
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
@@ -213,6 +214,7 @@ impl<C: Clock> RetryBreaker<C> {
         Ok(OwnedPermit::new(Arc::clone(self), generation))
     }
 
+    #[inline]
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
         self.update(|circuit, clock| circuit.on_success(generation, clock))
     }

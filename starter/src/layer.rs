@@ -304,3 +304,44 @@ fn next_copy<Req>(
         .take()
         .expect("M2: a request that could not be cloned has no copy left for a retry: it must get one attempt only (TODO(14))")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::breaker::RetryBreaker;
+    use crate::clock::ManualClock;
+
+    /// An inner service that is only ever shown, never called.
+    #[derive(Debug, Clone)]
+    struct Gateway;
+
+    #[test]
+    fn debug_shows_the_registry_the_policy_and_the_inner_service() {
+        let clock = ManualClock::new();
+        let registry = Arc::new(
+            Registry::new(RetryBreaker::builder(), clock.clone()).expect("valid settings"),
+        );
+        registry.breaker("/charges");
+        let layer = BreakerLayer::new(
+            registry,
+            RetryPolicy::<()>::constant(Duration::from_millis(100)),
+            clock.sleeper(),
+            { |path: &String| path.clone() },
+        );
+
+        let shown = format!("{layer:?}");
+        assert!(
+            shown.starts_with("BreakerLayer { registry: Registry {"),
+            "{shown}"
+        );
+        assert!(shown.contains("\"/charges\""), "{shown}");
+        assert!(shown.contains("policy: "), "{shown}");
+
+        let service = layer.layer(Gateway);
+        let shown = format!("{service:?}");
+        assert!(
+            shown.starts_with("BreakerService { inner: Gateway, layer: BreakerLayer {"),
+            "{shown}"
+        );
+    }
+}

@@ -62,6 +62,7 @@ impl<'a, C: Clock> Permit<'a, C> {
         clippy::must_use_candidate,
         reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
     )]
+    #[inline]
     pub fn success(self) -> Recorded {
         // Reporting consumes the guard, so its drop-time cleanup must not run.
         let permit = ManuallyDrop::new(self);
@@ -100,6 +101,7 @@ impl<'a, C: Clock> Permit<'a, C> {
         clippy::must_use_candidate,
         reason = "reporting is the point of the call; the answer is for the callers who ask whether it counted"
     )]
+    #[inline]
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub fn report(self, verdict: Verdict) -> Option<Recorded> {

@@ -32,6 +32,7 @@ use crate::state::State;
 /// let clock = ManualClock::new();
 /// let settings = RetryBreaker::builder().threshold(2).cooldown(Duration::from_secs(10));
 /// let registry: Registry<String, _> = Registry::new(settings, clock)?;
+/// assert!(registry.is_empty());
 ///
 /// // The search service fails twice: its breaker opens...
 /// for _ in 0..2 {
@@ -47,6 +48,7 @@ use crate::state::State;
 ///         ("search".to_owned(), State::Open { remaining: Duration::from_secs(10) }),
 ///     ]
 /// );
+/// assert_eq!((registry.len(), registry.is_empty()), (2, false));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Registry<K, C> {
@@ -154,5 +156,22 @@ impl<K: fmt::Debug, C> fmt::Debug for Registry<K, C> {
             .field("settings", &self.settings)
             .field("keys", &breakers.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    #[test]
+    fn debug_shows_the_settings_and_the_keys() {
+        let registry: Registry<String, _> =
+            Registry::new(RetryBreaker::builder().threshold(3), ManualClock::new())
+                .expect("valid settings");
+        registry.breaker("search");
+        let shown = format!("{registry:?}");
+        assert!(shown.starts_with("Registry { settings: "), "{shown}");
+        assert!(shown.contains("keys: [\"search\"]"), "{shown}");
     }
 }

@@ -55,6 +55,7 @@ impl TimeSource {
     /// Whether a sleeper waiting on `other` moves a clock reading `self`:
     /// the same source, or at least one of them unknown.
     #[must_use]
+    #[inline]
     pub fn pairs_with(self, other: TimeSource) -> bool {
         self == other || self.0 == Kind::Unknown || other.0 == Kind::Unknown
     }
@@ -78,6 +79,7 @@ impl fmt::Display for TimeSource {
 /// [`ExecuteError::TimeMismatch`](crate::ExecuteError::TimeMismatch) before
 /// the first attempt: a wiring mistake that no retry can fix shows up on the
 /// first call, in the first test that uses the pair.
+#[inline]
 pub(crate) fn mismatch(clock: TimeSource, sleeper: TimeSource) -> Option<&'static str> {
     if clock.pairs_with(sleeper) {
         return None;
