@@ -104,7 +104,7 @@ check-report:
 tune *settings:
     cargo run --quiet -p retry-breaker-demo --bin tune -- {{settings}}
 
-# Benchmarks against peer crates; `just bench open` runs the matching rows only (cargo: `cargo bench -p retry-breaker-bench`).
+# Benchmarks against peer crates, then the targets; `just bench open` runs the matching rows only, `just bench targets` the targets only (cargo: `cargo bench -p retry-breaker-bench`).
 bench filter="":
     cargo bench -p retry-breaker-bench -- {{filter}}
 
