@@ -119,26 +119,37 @@ pub fn run(
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let mut results = parse(&stdout);
-    if !results.is_empty() && !stdout.contains("test result:") {
-        // The suite stopped before it finished (a watchdog, a crash): that
-        // is a failure in itself, and stderr says why.
-        let stderr = format!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-        let why = stderr
-            .lines()
-            .rev()
-            .find(|line| line.starts_with("watchdog"))
-            .unwrap_or("the test binary died");
-        results.insert(
-            STOPPED_EARLY.to_owned(),
-            Outcome {
-                passed: false,
-                output: format!("{why}\n"),
-            },
-        );
+    if stdout.contains("running ") && !stdout.contains("test result:") {
+        // The test process died before it finished: a test aborted it (a
+        // panic while another panic unwinds, say in a destructor) or a
+        // watchdog stopped it. Which tests had reported by then depends on
+        // how the threads were scheduled, so the verdict would too: finish
+        // the run one test at a time instead, so that every test gets a
+        // verdict of its own and only the one that dies is blamed.
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let listed = list_lab(workspace, target_dir, extra)?;
+        let pending: Vec<String> = listed
+            .into_iter()
+            .filter(|test| filter.is_none_or(|filter| test.contains(filter)))
+            .filter(|test| !results.contains_key(test))
+            .collect();
+        finish_one_at_a_time(&mut results, pending, &stderr, |tests| {
+            let mut command = Command::new(&cargo);
+            base(&mut command);
+            command
+                .args(["test", "--quiet", "--test", "lab"])
+                .args(extra)
+                .args(["--", "--format", "pretty", "--color", "never"])
+                .args(["--test-threads", "1", "--exact"])
+                .args(tests)
+                .env("CARGO_TERM_COLOR", "never")
+                .output()
+                .map_err(|e| format!("cannot run cargo: {e}"))
+        })?;
         // libtest prints what a failing test said only at the end of the
         // run, so a run that died never did: ask each failure again, alone.
         for (test, outcome) in results.iter_mut() {
-            if !outcome.passed && outcome.output.is_empty() && test != STOPPED_EARLY {
+            if !outcome.passed && outcome.output.is_empty() {
                 let mut alone = Command::new(&cargo);
                 base(&mut alone);
                 let rerun = alone
@@ -166,6 +177,91 @@ pub fn run(
         ));
     }
     Ok(results)
+}
+
+/// Runs the `pending` tests through `run_serially` (one test at a time, in
+/// one process) until each has a verdict. A test that kills its process
+/// fails with why, and the run goes on after it; when the process dies
+/// without naming the test it was in (it never does, one test at a time),
+/// the tests still pending fail under [`STOPPED_EARLY`].
+fn finish_one_at_a_time(
+    results: &mut Results,
+    mut pending: Vec<String>,
+    first_stderr: &str,
+    mut run_serially: impl FnMut(&[String]) -> Result<std::process::Output, String>,
+) -> Result<(), String> {
+    let mut stderr = first_stderr.to_owned();
+    while !pending.is_empty() {
+        let output = run_serially(&pending)?;
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        results.extend(parse(&stdout));
+        if stdout.contains("test result:") {
+            return Ok(());
+        }
+        stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        match in_flight(&stdout) {
+            Some(test) if pending.contains(&test) => {
+                let why = died(&stderr, Some(&test));
+                results.insert(
+                    test,
+                    Outcome {
+                        passed: false,
+                        output: format!("{why}\n"),
+                    },
+                );
+            }
+            _ => break,
+        }
+        pending.retain(|test| !results.contains_key(test));
+    }
+    if !pending.is_empty() {
+        results.insert(
+            STOPPED_EARLY.to_owned(),
+            Outcome {
+                passed: false,
+                output: format!("{}\n", died(&stderr, None)),
+            },
+        );
+    }
+    Ok(())
+}
+
+/// The test a run was in when its process died: the last `test NAME ... `
+/// line that has no verdict after it.
+fn in_flight(stdout: &str) -> Option<String> {
+    let line = stdout
+        .lines()
+        .rev()
+        .find(|line| line.starts_with("test "))?;
+    let (name, verdict) = line.strip_prefix("test ")?.rsplit_once(" ...")?;
+    match verdict.trim() {
+        "ok" | "FAILED" | "ignored" => None,
+        _ => Some(name.to_owned()),
+    }
+}
+
+/// Why a test process died, in one line for the student: a watchdog's own
+/// message, or what to run to see the panic that aborted it.
+fn died(stderr: &str, test: Option<&str>) -> String {
+    if let Some(watchdog) = stderr
+        .lines()
+        .rev()
+        .find(|line| line.starts_with("watchdog"))
+    {
+        return watchdog.to_owned();
+    }
+    let see = format!(
+        "to see it: cargo test --test lab -- --exact {} --nocapture",
+        test.unwrap_or("NAME")
+    );
+    if stderr.contains("non-unwinding panic") || stderr.contains("panicked while") {
+        return format!(
+            "the test process aborted while this test ran: a panic while another panic was \
+             unwinding, probably in a destructor (a permit dropped by a panic reports to the \
+             breaker, and that report must not panic); {see}"
+        );
+    }
+    format!("the test process died while this test ran; {see}")
 }
 
 /// The name under which a run that stopped before libtest's summary is
@@ -520,6 +616,106 @@ test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         assert_eq!(todos_named(&failed.output), [2]);
         assert_eq!(step_of("step2_open::b"), Some(2));
         assert_eq!(step_of("toolkit::c"), None);
+    }
+
+    /// What a process that dies says, one test at a time: the tests before
+    /// the killer, then the killer's name with no verdict.
+    fn died_in(tests: &[(&str, &str)], killer: &str) -> std::process::Output {
+        let mut stdout = format!("\nrunning {} tests\n", tests.len() + 1);
+        for (test, verdict) in tests {
+            stdout.push_str(&format!("test {test} ... {verdict}\n"));
+        }
+        stdout.push_str(&format!("test {killer} ... "));
+        output(&stdout, "thread caused non-unwinding panic. aborting.\n")
+    }
+
+    fn output(stdout: &str, stderr: &str) -> std::process::Output {
+        use std::os::unix::process::ExitStatusExt;
+        std::process::Output {
+            status: std::process::ExitStatus::from_raw(0),
+            stdout: stdout.as_bytes().to_vec(),
+            stderr: stderr.as_bytes().to_vec(),
+        }
+    }
+
+    #[test]
+    fn the_test_a_process_died_in_is_the_last_one_without_a_verdict() {
+        assert_eq!(
+            in_flight("test a ... ok\ntest b ... FAILED\ntest c ... "),
+            Some("c".to_owned())
+        );
+        assert_eq!(
+            in_flight("test a ... ok\ntest c ... thread caused non-unwinding panic. aborting."),
+            Some("c".to_owned())
+        );
+        assert_eq!(in_flight("test a ... ok\ntest b ... FAILED\n"), None);
+    }
+
+    #[test]
+    fn after_a_crash_every_test_gets_a_verdict_and_only_the_killer_is_blamed() {
+        let mut results = parse("running 4 tests\ntest s1::a ... ok\n");
+        let pending: Vec<String> = ["s1::b", "s2::c", "s9::d"].map(str::to_owned).into();
+        let mut runs: Vec<Vec<String>> = Vec::new();
+        finish_one_at_a_time(&mut results, pending, "", |tests| {
+            runs.push(tests.to_vec());
+            Ok(match runs.len() {
+                // b passes, then c kills the process.
+                1 => died_in(&[("s1::b", "ok")], "s2::c"),
+                // d runs on after it and fails as it would have.
+                _ => output(
+                    "running 1 test\ntest s9::d ... FAILED\n\ntest result: FAILED. 0 passed; 1 failed\n",
+                    "",
+                ),
+            })
+        })
+        .unwrap();
+        assert_eq!(runs, [vec!["s1::b", "s2::c", "s9::d"], vec!["s9::d"]]);
+        assert!(results["s1::a"].passed && results["s1::b"].passed);
+        assert!(!results["s9::d"].passed);
+        let killer = &results["s2::c"];
+        assert!(!killer.passed);
+        assert!(
+            killer.output.contains("aborted while this test ran"),
+            "{}",
+            killer.output
+        );
+        assert!(killer.output.contains("--exact s2::c"), "{}", killer.output);
+        assert!(!results.contains_key(STOPPED_EARLY));
+    }
+
+    #[test]
+    fn a_watchdog_says_why_in_its_own_words() {
+        let mut results = Results::new();
+        finish_one_at_a_time(&mut results, vec!["s1::a".to_owned()], "", |_| {
+            let mut died = died_in(&[], "s1::a");
+            died.stderr =
+                b"\nwatchdog: s1::a was still running after 5s; probably a deadlock\n".to_vec();
+            Ok(died)
+        })
+        .unwrap();
+        assert_eq!(
+            results["s1::a"].output,
+            "watchdog: s1::a was still running after 5s; probably a deadlock\n"
+        );
+    }
+
+    #[test]
+    fn a_process_that_dies_without_naming_a_test_fails_the_rest_as_stopped_early() {
+        let mut results = Results::new();
+        let pending: Vec<String> = ["s1::a", "s1::b"].map(str::to_owned).into();
+        finish_one_at_a_time(&mut results, pending, "", |_| {
+            Ok(output("running 2 tests\n", "Segmentation fault\n"))
+        })
+        .unwrap();
+        assert!(!results[STOPPED_EARLY].passed);
+        assert!(!results.contains_key("s1::a"));
+        assert!(
+            results[STOPPED_EARLY]
+                .output
+                .starts_with("the test process died while this test ran"),
+            "{}",
+            results[STOPPED_EARLY].output
+        );
     }
 }
 
