@@ -16,16 +16,45 @@ pub fn is_child() -> bool {
 /// process of this test binary, and fails with what it printed unless it
 /// passed.
 pub fn run_child(name: &str) {
+    run_alone(
+        name,
+        true,
+        "B11: the process aborted: a panic in the transition hook while another panic was \
+         unwinding (a permit dropped by a panic reports a failure, which calls the hook) must be \
+         caught and dropped, never allowed to escape a destructor.",
+    );
+}
+
+/// For a test that explores many cases, where a wrong implementation may
+/// abort the process (a panic in a destructor while another unwinds): runs
+/// the calling test again in a process of its own, so that an abort fails
+/// this test alone, on every route and whatever the other tests' timing.
+/// Returns `true` in that process, where the caller runs its body; `false`
+/// in the suite's own process once the child passed (a failure of the child
+/// fails the caller with what the child said).
+pub fn isolate(on_abort: &str) -> bool {
+    if is_child() {
+        return true;
+    }
+    let test = std::thread::current()
+        .name()
+        .expect("libtest names each test's thread after the test")
+        .to_owned();
+    run_alone(&test, false, on_abort);
+    false
+}
+
+/// Runs the test `name` alone in a new process of this test binary, and
+/// fails with what it printed unless it passed: with `on_abort` first if
+/// the process aborted.
+fn run_alone(name: &str, ignored: bool, on_abort: &str) {
+    // This test's own failure is the child's message: no backtrace of the
+    // parent's panic, whatever the shell's RUST_BACKTRACE says.
+    super::panics::install();
     let exe = std::env::current_exe().expect("the test binary's path");
     let output = Command::new(exe)
-        .args([
-            name,
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
+        .args([name, "--exact", "--nocapture", "--test-threads", "1"])
+        .args(ignored.then_some("--ignored"))
         .env(CHILD, "1")
         .env("RUST_BACKTRACE", "0")
         .output()
@@ -35,7 +64,8 @@ pub fn run_child(name: &str) {
     if output.status.success() && stdout.contains("1 passed") {
         return;
     }
-    // What the child said, without libtest's own chatter.
+    // What the child said, without libtest's own chatter or the child's
+    // "thread ... panicked at" line: this test's failure says the rest.
     let said: Vec<&str> = stderr
         .lines()
         .chain(stdout.lines())
@@ -45,15 +75,11 @@ pub fn run_child(name: &str) {
                 && !line.starts_with("test ")
                 && !line.starts_with("note:")
                 && !line.contains("test result:")
+                && !(line.starts_with("thread '") && line.contains("' panicked at "))
         })
         .collect();
     if output.status.code().is_none() || said.iter().any(|l| l.contains("abort")) {
-        panic!(
-            "B11: the process aborted: a panic in the transition hook while another panic was \
-             unwinding (a permit dropped by a panic reports a failure, which calls the hook) must be \
-             caught and dropped, never allowed to escape a destructor.\nthe child printed:\n{}",
-            said.join("\n")
-        );
+        panic!("{on_abort}\nthe child printed:\n{}", said.join("\n"));
     }
     panic!("{}", said.join("\n"));
 }

@@ -13,7 +13,7 @@ pub mod sequence_svg;
 pub mod timeline;
 pub mod watchdog;
 
-pub use child::{is_child, run_child};
+pub use child::{is_child, isolate, run_child};
 pub use fault::{Fault, retryable};
 pub use gate::Gate;
 pub use hooked::{Hooked, panic_message};
