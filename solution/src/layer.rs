@@ -345,7 +345,7 @@ mod tests {
             registry,
             RetryPolicy::<()>::constant(Duration::from_millis(100)),
             clock.sleeper(),
-            { |path: &String| path.clone() },
+            |path: &String| path.clone(),
         );
 
         let shown = format!("{layer:?}");
