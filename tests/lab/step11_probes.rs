@@ -72,6 +72,60 @@ fn s1_half_open_closes_only_after_k_good_probes() {
 }
 
 #[test]
+fn s1_only_probes_count_towards_closing_a_success_in_closed_is_no_probe() {
+    let lab = lab(2);
+    let first = lab.breaker.try_acquire().unwrap();
+    let second = lab.breaker.try_acquire().unwrap();
+    first.success();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(11): good probes are counted in HALF-OPEN only; a success in a CLOSED circuit \
+         leaves it CLOSED (S1)"
+    );
+    second.failure(); // threshold 1: this opens the circuit
+    lab.advance(ms(10));
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        STILL_HALF_OPEN,
+        "TODO(11): one good probe of two leaves the circuit HALF-OPEN (S1)"
+    );
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(11): the second good probe closes the circuit (S1)"
+    );
+    // Closed again: successes are no probes, and every attempt is admitted.
+    let permits: Vec<_> = (0..3)
+        .map(|_| {
+            lab.breaker
+                .try_acquire()
+                .expect("TODO(11): a CLOSED circuit admits every attempt, whatever k is (S1)")
+        })
+        .collect();
+    for permit in permits {
+        permit.success();
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 0 },
+            "TODO(11): a success in CLOSED only resets the failure count; it is no probe (S1)"
+        );
+    }
+    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
+    assert_eq!(
+        phases,
+        [
+            (Phase::Closed, Phase::Open),
+            (Phase::Open, Phase::HalfOpen),
+            (Phase::HalfOpen, Phase::Closed)
+        ],
+        "TODO(11): successes in CLOSED make no transition (S1)"
+    );
+}
+
+#[test]
 fn s1_probes_still_go_one_at_a_time() {
     let lab = lab(2);
     half_open(&lab);

@@ -1,6 +1,7 @@
 //! Step 1, CLOSED: count consecutive failures and open at the threshold
 //! (TODO(1); rules B1, B2, B9).
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use retry_breaker::{ConfigError, ManualClock, Phase, Recorded, RetryBreaker, State};
@@ -46,6 +47,37 @@ fn b1_a_cooldown_too_long_to_represent_keeps_the_circuit_open_instead_of_panicki
             remaining: Duration::MAX
         },
         "now + cooldown overflows, so the deadline never comes (B1)"
+    );
+}
+
+#[test]
+fn b1_a_cooldown_that_overflows_only_once_the_clock_has_moved_keeps_the_circuit_open() {
+    // At t = 2 ms a cooldown of MAX - 2 ms ends exactly at Duration::MAX,
+    // which a Duration can hold; one nanosecond more cannot be represented.
+    let fits = Lab::new(1, Duration::MAX - ms(2));
+    fits.advance(ms(2));
+    fits.trip();
+    assert_eq!(
+        fits.breaker.state(),
+        State::Open {
+            remaining: Duration::MAX - ms(2)
+        },
+        "TODO(1): now + cooldown is exactly Duration::MAX here, a deadline like any other (B1)"
+    );
+    let beyond = Lab::new(1, Duration::MAX - ms(2) + Duration::from_nanos(1));
+    beyond.advance(ms(2));
+    let tripped = catch_unwind(AssertUnwindSafe(|| beyond.trip()));
+    assert!(
+        tripped.is_ok(),
+        "TODO(1): now + cooldown overflows only because the clock reads 2 ms, and that must not \
+         panic: the circuit then stays open (B1)"
+    );
+    assert_eq!(
+        beyond.breaker.state(),
+        State::Open {
+            remaining: Duration::MAX
+        },
+        "TODO(1): a deadline past what a Duration holds never comes, so the circuit stays open (B1)"
     );
 }
 
@@ -150,6 +182,46 @@ fn b2_the_cooldown_runs_from_the_failure_that_reached_the_threshold() {
         lab.breaker.state(),
         State::Open { remaining: ms(6) },
         "TODO(1): the breaker must now be `State::Open {{remaining: ms(6)}}`"
+    );
+}
+
+#[test]
+fn b2_the_cooldown_runs_from_when_the_failure_is_reported_not_from_its_admission() {
+    // Attempts take time: A is admitted at t = 0 and B at t = 1; A fails at
+    // t = 5 and B, the failure that reaches the threshold, at t = 8. The
+    // cooldown starts when that failure is recorded, whenever its attempt
+    // (or any other) was let in.
+    let lab = Lab::new(2, ms(10));
+    let a = lab.breaker.try_acquire().unwrap();
+    lab.advance(ms(1));
+    let b = lab.breaker.try_acquire().unwrap();
+    lab.advance(ms(4));
+    a.failure();
+    lab.advance(ms(3));
+    b.failure();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(1): the failure recorded at t = 8 opens the circuit until t = 18, \
+         not until 10 ms after its attempt (or any attempt) was admitted (B2)"
+    );
+    assert_eq!(
+        lab.transitions().first().map(|t| t.at),
+        Some(ms(8)),
+        "TODO(1): the circuit opens when the failure is recorded, at t = 8 (B2)"
+    );
+    // The same for a threshold of 1: one attempt, admitted at t = 8, that
+    // takes 6 ms to fail.
+    let lab = Lab::new(1, ms(10));
+    lab.advance(ms(8));
+    let slow = lab.breaker.try_acquire().unwrap();
+    lab.advance(ms(6));
+    slow.failure();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(1): a failure recorded at t = 14 opens the circuit until t = 24, whenever its \
+         attempt started (B2)"
     );
 }
 

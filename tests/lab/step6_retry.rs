@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use retry_breaker::{ExecuteError, ManualClock, ManualSleeper, Rejected, Sleeper, State, backoff};
+use retry_breaker::{
+    ExecuteError, GaveUp, ManualClock, ManualSleeper, Rejected, Sleeper, State, backoff,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Fault, Lab, Script, ms, poll_once, retryable, run};
@@ -175,6 +177,98 @@ fn e5_a_non_retryable_error_is_returned_at_once_with_the_original_as_source() {
             "E4: still a failure"
         );
     });
+}
+
+#[test]
+fn e5_a_non_retryable_error_after_a_retry_ends_the_call_there() {
+    // The predicate is asked after every failed attempt, not only the first:
+    // a timeout is retried, the decline that follows is not.
+    run(LOOPED, async {
+        let lab = Lab::new(5, ms(10));
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Declined), Ok(3)]);
+        let result = lab
+            .breaker
+            .execute(
+                3,
+                script.task(),
+                retryable,
+                linear,
+                &CancellationToken::new(),
+                &lab.sleeper,
+            )
+            .await;
+        assert!(
+            matches!(
+                result,
+                Err(ExecuteError::Task {
+                    attempt: 2,
+                    source: Fault::Declined,
+                    ..
+                })
+            ),
+            "TODO(6): attempt 2 failed with an error `retryable` turns down, so the call ends \
+             there with that error, although a third attempt was allowed (E5); got {result:?}"
+        );
+        assert_eq!(
+            script.calls(),
+            2,
+            "TODO(6): no attempt after a non-retryable error, on any attempt (E5)"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            [ms(10)],
+            "TODO(6): one sleep, after the retryable timeout, and none after the decline (E5, E6)"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Closed { failures: 2 },
+            "TODO(6): both failed attempts were reported (E4)"
+        );
+    });
+}
+
+#[test]
+fn e5_the_error_says_whether_the_predicate_or_the_budget_ended_the_call() {
+    // (budget, outcomes, the attempt that ends the call, why)
+    let cases = [
+        (3, vec![Err(Fault::Declined)], 1, GaveUp::NotRetryable),
+        (
+            4,
+            vec![Err(Fault::Timeout), Err(Fault::Declined)],
+            2,
+            GaveUp::NotRetryable,
+        ),
+        (
+            2,
+            vec![Err(Fault::Timeout), Err(Fault::Unavailable)],
+            2,
+            GaveUp::NoAttemptsLeft,
+        ),
+        (1, vec![Err(Fault::Timeout)], 1, GaveUp::NoAttemptsLeft),
+    ];
+    for (budget, outcomes, last, why) in cases {
+        run(LOOPED, async move {
+            let lab = Lab::new(5, ms(10));
+            let script = Script::new(outcomes);
+            let result = lab
+                .breaker
+                .execute(
+                    budget,
+                    script.task(),
+                    retryable,
+                    linear,
+                    &CancellationToken::new(),
+                    &lab.sleeper,
+                )
+                .await;
+            assert!(
+                matches!(result, Err(ExecuteError::Task { attempt, reason, .. }) if attempt == last && reason == why),
+                "TODO(6): budget {budget}, the call ends after attempt {last} with reason {why:?}: \
+                 `NotRetryable` when the predicate turned the error down with attempts left, \
+                 `NoAttemptsLeft` when the budget was spent (`GaveUp::after`) (E5); got {result:?}"
+            );
+        });
+    }
 }
 
 #[test]
