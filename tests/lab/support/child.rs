@@ -69,17 +69,21 @@ fn run_alone(name: &str, ignored: bool, on_abort: &str) {
     let said: Vec<&str> = stderr
         .lines()
         .chain(stdout.lines())
-        .filter(|line| {
-            !line.is_empty()
-                && !line.starts_with("running ")
-                && !line.starts_with("test ")
-                && !line.starts_with("note:")
-                && !line.contains("test result:")
-                && !(line.starts_with("thread '") && line.contains("' panicked at "))
-        })
+        .filter(|line| !is_chatter(line))
         .collect();
     if output.status.code().is_none() || said.iter().any(|l| l.contains("abort")) {
         panic!("{on_abort}\nthe child printed:\n{}", said.join("\n"));
     }
     panic!("{}", said.join("\n"));
+}
+
+/// Whether a line of the child's output is libtest's own, or the child's
+/// "thread ... panicked at" header.
+fn is_chatter(line: &str) -> bool {
+    line.is_empty()
+        || line.starts_with("running ")
+        || line.starts_with("test ")
+        || line.starts_with("note:")
+        || line.contains("test result:")
+        || (line.starts_with("thread '") && line.contains("' panicked at "))
 }
