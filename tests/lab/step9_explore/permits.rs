@@ -112,10 +112,23 @@ pub fn advanced_scenario() -> impl Strategy<Value = Scenario> {
 struct Step {
     description: String,
     rule: Rule,
+    /// A second rule the step also follows: a panic is B7, and then the
+    /// failure it counts as follows the rules of a failure.
+    also: Option<Rule>,
     /// For an admission request: the permit's generation, or the rejection.
     admission: Option<Result<u64, Rejected>>,
     /// For a report: whether it counted.
     recorded: Option<Recorded>,
+}
+
+impl Step {
+    /// The rules a disagreement at this step breaks, for its message.
+    fn rules(&self) -> String {
+        match self.also {
+            Some(also) => format!("{}; counted as a failure, {also}", self.rule),
+            None => self.rule.to_owned(),
+        }
+    }
 }
 
 /// Permits still out in the model's story: (name, caller, generation).
@@ -178,12 +191,13 @@ fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op
         }
         Op::Panic(i) => {
             let (name, caller, generation) = out.remove(i % out.len());
-            let (recorded, _) = model.report(generation, false);
+            let (recorded, as_a_failure) = model.report(generation, false);
             Step {
                 description: format!(
                     "caller #{caller} panics holding {name}: a failure, {recorded:?}"
                 ),
                 rule: "B7: a panic while holding a permit counts as a failure (subject to B6), TODO(4)",
+                also: Some(as_a_failure),
                 recorded: Some(recorded),
                 ..Step::default()
             }
@@ -338,7 +352,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
     for (n, &op) in scenario.ops.iter().enumerate() {
         let before = breaker.state();
         let generation_before = breaker.generation();
-        let fail = |what: String, rule: Rule| Err(format!("step {}: {what} [{rule}]", n + 1));
+        let fail = |what: String, rules: String| Err(format!("step {}: {what} [{rules}]", n + 1));
         // Apply to the breaker first, choosing the same permit as the model.
         let chosen = |i: usize| (!permits.is_empty()).then(|| i % permits.len());
         let actual: Option<Result<Option<Recorded>, Rejected>> = match op {
@@ -387,7 +401,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
             if admitted != expected_admitted {
                 return fail(
                     format!("{}: the breaker answered {admitted:?}", step.description),
-                    step.rule,
+                    step.rules(),
                 );
             }
         }
@@ -397,7 +411,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
                     "{}: the breaker recorded {recorded:?}, where nothing is recorded",
                     step.description
                 ),
-                step.rule,
+                step.rules(),
             );
         }
         if let (Some(expected), Some(Ok(Some(recorded)))) = (step.recorded, &actual) {
@@ -407,7 +421,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
                         "{}: the breaker recorded {recorded:?} (B9)",
                         step.description
                     ),
-                    step.rule,
+                    step.rules(),
                 );
             }
         }
@@ -419,7 +433,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
                     step.description,
                     model.state()
                 ),
-                step.rule,
+                step.rules(),
             );
         }
         if step.recorded == Some(Recorded::Stale)
@@ -427,7 +441,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
         {
             return fail(
                 format!("a stale outcome changed the breaker from {before} to {state}"),
-                "B6: stale outcomes change nothing, TODO(3)",
+                "B6: stale outcomes change nothing, TODO(3)".to_owned(),
             );
         }
         // Never more than one probe out: in HALF-OPEN, every permit of the
@@ -438,7 +452,7 @@ pub fn check(scenario: &Scenario) -> Result<(), String> {
             if probes > 1 {
                 return fail(
                     format!("{probes} probes are out at once"),
-                    "B5: one probe at a time, TODO(2)",
+                    "B5: one probe at a time, TODO(2)".to_owned(),
                 );
             }
         }
