@@ -105,18 +105,22 @@ pub fn run(
             );
         }
     }
-    let mut command = Command::new(&cargo);
-    base(&mut command);
-    command
-        .args(["test", "--quiet", "--test", "lab"])
-        .args(extra)
-        .args(["--", "--format", "pretty", "--color", "never"])
-        .args(["--test-threads", "2"])
-        .args(filter)
-        .env("CARGO_TERM_COLOR", "never");
-    let output = command
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    // The suite's tests, with libtest's plain output and `libtest` options.
+    let lab = |libtest: &[&str]| {
+        let mut command = Command::new(&cargo);
+        base(&mut command);
+        command
+            .args(["test", "--quiet", "--test", "lab"])
+            .args(extra)
+            .args(["--", "--format", "pretty", "--color", "never"])
+            .args(libtest)
+            .env("CARGO_TERM_COLOR", "never")
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))
+    };
+    let mut first = vec!["--test-threads", "2"];
+    first.extend(filter);
+    let output = lab(&first)?;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let mut results = parse(&stdout);
     if stdout.contains("running ") && !stdout.contains("test result:") {
@@ -126,40 +130,21 @@ pub fn run(
         // how the threads were scheduled, so the verdict would too: finish
         // the run one test at a time instead, so that every test gets a
         // verdict of its own and only the one that dies is blamed.
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        let listed = list_lab(workspace, target_dir, extra)?;
-        let pending: Vec<String> = listed
+        let pending: Vec<String> = list_lab(workspace, target_dir, extra)?
             .into_iter()
             .filter(|test| filter.is_none_or(|filter| test.contains(filter)))
             .filter(|test| !results.contains_key(test))
             .collect();
-        finish_one_at_a_time(&mut results, pending, &stderr, |tests| {
-            let mut command = Command::new(&cargo);
-            base(&mut command);
-            command
-                .args(["test", "--quiet", "--test", "lab"])
-                .args(extra)
-                .args(["--", "--format", "pretty", "--color", "never"])
-                .args(["--test-threads", "1", "--exact"])
-                .args(tests)
-                .env("CARGO_TERM_COLOR", "never")
-                .output()
-                .map_err(|e| format!("cannot run cargo: {e}"))
+        finish_one_at_a_time(&mut results, pending, |tests| {
+            let mut serially = vec!["--test-threads", "1", "--exact"];
+            serially.extend(tests.iter().map(String::as_str));
+            lab(&serially)
         })?;
         // libtest prints what a failing test said only at the end of the
         // run, so a run that died never did: ask each failure again, alone.
         for (test, outcome) in results.iter_mut() {
             if !outcome.passed && outcome.output.is_empty() {
-                let mut alone = Command::new(&cargo);
-                base(&mut alone);
-                let rerun = alone
-                    .args(["test", "--quiet", "--test", "lab"])
-                    .args(extra)
-                    .args(["--", "--format", "pretty", "--color", "never", "--exact"])
-                    .arg(test)
-                    .env("CARGO_TERM_COLOR", "never")
-                    .output()
-                    .map_err(|e| format!("cannot run cargo: {e}"))?;
+                let rerun = lab(&["--exact", test])?;
                 let said = parse(&String::from_utf8_lossy(&rerun.stdout));
                 if let Some(again) = said.get(test).filter(|again| !again.passed) {
                     outcome.output.clone_from(&again.output);
@@ -187,10 +172,9 @@ pub fn run(
 fn finish_one_at_a_time(
     results: &mut Results,
     mut pending: Vec<String>,
-    first_stderr: &str,
     mut run_serially: impl FnMut(&[String]) -> Result<std::process::Output, String>,
 ) -> Result<(), String> {
-    let mut stderr = first_stderr.to_owned();
+    let mut stderr = String::new();
     while !pending.is_empty() {
         let output = run_serially(&pending)?;
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -656,7 +640,7 @@ test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         let mut results = parse("running 4 tests\ntest s1::a ... ok\n");
         let pending: Vec<String> = ["s1::b", "s2::c", "s9::d"].map(str::to_owned).into();
         let mut runs: Vec<Vec<String>> = Vec::new();
-        finish_one_at_a_time(&mut results, pending, "", |tests| {
+        finish_one_at_a_time(&mut results, pending, |tests| {
             runs.push(tests.to_vec());
             Ok(match runs.len() {
                 // b passes, then c kills the process.
@@ -686,7 +670,7 @@ test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
     #[test]
     fn a_watchdog_says_why_in_its_own_words() {
         let mut results = Results::new();
-        finish_one_at_a_time(&mut results, vec!["s1::a".to_owned()], "", |_| {
+        finish_one_at_a_time(&mut results, vec!["s1::a".to_owned()], |_| {
             let mut died = died_in(&[], "s1::a");
             died.stderr =
                 b"\nwatchdog: s1::a was still running after 5s; probably a deadlock\n".to_vec();
@@ -703,7 +687,7 @@ test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
     fn a_process_that_dies_without_naming_a_test_fails_the_rest_as_stopped_early() {
         let mut results = Results::new();
         let pending: Vec<String> = ["s1::a", "s1::b"].map(str::to_owned).into();
-        finish_one_at_a_time(&mut results, pending, "", |_| {
+        finish_one_at_a_time(&mut results, pending, |_| {
             Ok(output("running 2 tests\n", "Segmentation fault\n"))
         })
         .unwrap();
