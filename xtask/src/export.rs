@@ -35,6 +35,7 @@ const STUDENT_TOOLS: &[&str] = &[
     "suite.rs",
     "test.rs",
     "weights.rs",
+    "workspace_root.rs",
 ];
 
 /// LAB.md paragraphs that mention any of these point at what the student

@@ -21,9 +21,10 @@ mod suite;
 mod sync;
 mod test;
 mod weights;
+mod workspace_root;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
+use workspace_root::root;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -82,12 +83,4 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     }
-}
-
-/// The workspace's root folder.
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives inside the workspace")
-        .to_path_buf()
 }

@@ -17,8 +17,9 @@ mod scratch;
 mod suite;
 mod test;
 mod weights;
+mod workspace_root;
 
-use std::path::PathBuf;
+use workspace_root::root;
 use std::process::ExitCode;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -56,10 +57,3 @@ fn main() -> ExitCode {
     }
 }
 
-/// The workspace's root folder.
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives inside the workspace")
-        .to_path_buf()
-}
