@@ -128,6 +128,18 @@ grade *args:
 check-export mistake="":
     cargo xtask check-export {{mistake}}
 
+# Gradescope unzips the autograder into /autograder/source, runs setup.sh once
+# (it installs the pinned Rust if missing and prebuilds everything, so grades
+# run offline), then run_autograder for each submission.
+
+# Instructors: write a Gradescope autograder to DIR: setup.sh, run_autograder, the grading sources and DIR/autograder.zip to upload (cargo: `cargo xtask autograder DIR`).
+autograder dir:
+    cargo xtask autograder {{quote(dir)}}
+
+# Instructors: build the autograder and run it as Gradescope would in a scratch root: the untouched starter scores 0, the solution full marks (cargo: `cargo xtask check-autograder`).
+check-autograder:
+    cargo xtask check-autograder
+
 # loom runs every interleaving of two and three threads at the breaker's
 # transition points, up to LOOM_MAX_PREEMPTIONS preemptions (2 unless set),
 # and checks each is linearizable. Built with `--cfg loom` in its own target
@@ -166,4 +178,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export lint loom mutants
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export check-autograder lint loom mutants

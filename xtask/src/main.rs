@@ -1,6 +1,7 @@
 //! Project chores, in Rust so that nothing beyond cargo is needed:
 //! `cargo xtask <command>`.
 
+mod autograder;
 mod check_export;
 mod check_mistakes;
 mod check_starter;
@@ -46,7 +47,12 @@ commands:
                   score the starter (or DIR's, a student repository) by step, held-back tests included;
                   writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)
   check-export [MISTAKE]
-                  the whole cycle: export, then grade the untouched starter, the solution and one mistake";
+                  the whole cycle: export, then grade the untouched starter, the solution and one mistake
+  autograder DIR  write a Gradescope autograder to DIR: setup.sh, run_autograder, the grading sources
+                  (held-back tests included, no answers) and DIR/autograder.zip to upload
+  check-autograder
+                  build the autograder, run its setup.sh and run_autograder in a scratch Gradescope root:
+                  the untouched starter scores 0, the solution full marks";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -80,6 +86,8 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         Some("export-student") => export::export_student(&args[1..]),
         Some("grade") => grade::grade(&args[1..]),
         Some("check-export") => check_export::check_export(&args[1..]),
+        Some("autograder") => autograder::autograder(&args[1..]),
+        Some("check-autograder") => autograder::check_autograder(&args[1..]),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     }
