@@ -2,11 +2,15 @@
 //! step, and writes the score for people and for course platforms.
 //!
 //! The suite always comes from this repository, never from the graded one:
-//! only the student's `starter/src` is taken from DIR (or `src`, if DIR is a
-//! crate such as `solution`), so a submission that edited its copy of the
-//! tests is graded by the real ones. Held-back tests
-//! in `grading/held-back/` join the suite for the run; weights come from
-//! `grading/weights.toml`.
+//! only the student's `starter/src/*.rs` is taken from DIR (or `src/*.rs`, if
+//! DIR is a crate such as `solution`), so a submission that edited its copy
+//! of the tests or its manifest is graded by the real ones, and what it
+//! edited is listed as not graded ([`crate::submission`]). The sources must
+//! pass the source check ([`crate::source_check`]), and the suite runs
+//! sealed ([`crate::sealed`]): one process per test, with a verdict the
+//! student's code cannot write. Held-back tests in `grading/held-back/` join
+//! the suite for the run, seeded per student (`--student ID`, `--metadata
+//! FILE`, or `LAB_STUDENT`); weights come from `grading/weights.toml`.
 //!
 //! Scoring: a step's points are shared equally by its tests, controls
 //! excepted, so a partly passing step earns its share; controls and the
@@ -19,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::held_back::{self, HeldBack};
 use crate::lab::{controls, controls_in, steps};
 use crate::scratch::copy_suite_workspace;
-use crate::{report, root, suite, weights};
+use crate::{report, root, sealed, source_check, submission, suite, weights};
 
 /// One test's verdict, as graded.
 #[derive(Debug, Clone)]
@@ -34,6 +38,9 @@ pub struct Verdict {
     /// What it printed when it failed, without the parts that change from
     /// run to run (thread ids, the backtrace hint).
     pub detail: String,
+    /// A held-back test: its name and message stay out of what the student
+    /// sees until the grades are published.
+    pub held_back: bool,
 }
 
 /// One step's score.
@@ -67,6 +74,64 @@ pub struct Grade {
     pub held_back: usize,
     /// Set when the student's crate did not build: everything scores 0.
     pub build_error: Option<String>,
+    /// What the source check refused; if anything, nothing was built and
+    /// everything scores 0.
+    pub refused: Vec<String>,
+    /// Files handed in beside the graded sources, which the grader ignored.
+    pub ignored: Vec<String>,
+    /// Tests whose verdict was forged, each with what was seen: they earn
+    /// nothing.
+    pub forgeries: Vec<(String, String)>,
+    /// The seed the held-back tests and the property tests were drawn with,
+    /// and whose it is.
+    pub seed: Seed,
+    /// Gradescope's `visibility` for the held-back tests' entries.
+    pub held_back_visibility: String,
+}
+
+/// The seed of one grade: from the student's id, so that each student gets
+/// cases of their own and a regrade gets the same ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seed {
+    /// The student id it came from, if any.
+    pub student: Option<String>,
+    /// Passed to the held-back tests as `LAB_STUDENT_SEED`.
+    pub value: u64,
+    /// Passed to the property tests as `LAB_SEED`: an instructor's own, or
+    /// the student's seed; `None` for the suite's fixed one.
+    pub explore: Option<u64>,
+    /// The property tests' cases (`LAB_CASES`), `None` for the suite's.
+    pub cases: Option<u64>,
+}
+
+impl Seed {
+    /// The seed for `student`, with the instructor's `LAB_SEED` and
+    /// `LAB_CASES` overriding the property tests' when set.
+    pub fn new(student: Option<String>, lab_seed: Option<u64>, cases: Option<u64>) -> Seed {
+        let value = student.as_deref().map_or(0, fnv1a);
+        Seed {
+            explore: lab_seed.or(student.as_ref().map(|_| value)),
+            student,
+            value,
+            cases,
+        }
+    }
+
+    /// The variables the test processes get.
+    fn env(&self) -> Vec<(&'static str, String)> {
+        let mut env = vec![("LAB_STUDENT_SEED", self.value.to_string())];
+        env.extend(self.explore.map(|seed| ("LAB_SEED", seed.to_string())));
+        env.extend(self.cases.map(|cases| ("LAB_CASES", cases.to_string())));
+        env
+    }
+}
+
+/// FNV-1a, 64 bits: a stable hash (unlike std's, which may change between
+/// releases), so a student's seed is the same on every machine and version.
+fn fnv1a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 impl Grade {
@@ -88,24 +153,49 @@ pub struct Options {
     pub out: PathBuf,
     /// The cargo target folder for the scratch build.
     pub target: PathBuf,
+    /// Whose grade it is, for the seed.
+    pub seed: Seed,
 }
 
-const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT]";
+const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT] [--student ID | --metadata submission_metadata.json]";
 
-/// The suite explores the same property-test cases on every run; an
-/// instructor may grade with a seed of their own, kept from the students,
-/// by setting `LAB_SEED` (and more cases with `LAB_CASES`).
-const GRADING_KNOBS: [&str; 2] = ["LAB_SEED", "LAB_CASES"];
+/// The student id in Gradescope's `submission_metadata.json`: the first
+/// `"id"` of its `users` list. Read by hand, as the tools need no JSON crate.
+fn student_in_metadata(text: &str) -> Option<String> {
+    let users = &text[text.find("\"users\"")?..];
+    let after = &users[users.find("\"id\"")? + 4..];
+    let value = after.trim_start().strip_prefix(':')?.trim_start();
+    let id: String = match value.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next()?.to_owned(),
+        None => value
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect(),
+    };
+    (!id.is_empty()).then_some(id)
+}
 
 /// The command: grades, writes the reports, prints the summary.
 pub(crate) fn grade(args: &[String]) -> Result<(), String> {
     let root = root();
     let mut student = None;
     let mut out = None;
+    let mut id = std::env::var("LAB_STUDENT")
+        .ok()
+        .filter(|id| !id.is_empty());
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--out" => out = Some(PathBuf::from(args.next().ok_or(USAGE)?)),
+            "--student" => id = Some(args.next().ok_or(USAGE)?.clone()),
+            "--metadata" => {
+                let file = args.next().ok_or(USAGE)?;
+                let text =
+                    fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+                id = Some(student_in_metadata(&text).ok_or_else(|| {
+                    format!("{file} names no student: expected Gradescope's \"users\": [{{\"id\": ...}}]")
+                })?);
+            }
             flag if flag.starts_with('-') => return Err(USAGE.to_owned()),
             dir if student.is_none() => student = Some(PathBuf::from(dir)),
             _ => return Err(USAGE.to_owned()),
@@ -117,6 +207,7 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
         target: std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| root.join("target/grading/target")),
+        seed: Seed::new(id, number_in("LAB_SEED")?, number_in("LAB_CASES")?),
     };
     println!("Grading {}...", describe(options.student.as_deref()));
     let grade = run(&options)?;
@@ -130,7 +221,30 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
         "Written to {}: results.json (Gradescope), junit.xml, summary.txt",
         out.display()
     );
+    // A crate that was refused or did not build is an error for the
+    // platform too: the run fails, with the zero results already written.
+    if !grade.refused.is_empty() {
+        return Err(
+            "The grader refused the crate (see above): nothing was built or run.".to_owned(),
+        );
+    }
+    if grade.build_error.is_some() {
+        return Err("The crate did not build (see above): every step scores 0.".to_owned());
+    }
     Ok(())
+}
+
+/// An instructor's number from the environment; a value that is not one is
+/// an error, never silently the default.
+fn number_in(variable: &str) -> Result<Option<u64>, String> {
+    match std::env::var(variable) {
+        Ok(text) if !text.trim().is_empty() => text
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("{variable}={text:?} is not a whole number")),
+        _ => Ok(None),
+    }
 }
 
 fn describe(student: Option<&Path>) -> String {
@@ -142,6 +256,13 @@ fn describe(student: Option<&Path>) -> String {
 
 /// Runs the suite, with the held-back tests, on the student's crate.
 pub(crate) fn run(options: &Options) -> Result<Grade, String> {
+    run_checked(options, true)
+}
+
+/// [`run`], with the source check skipped when `check_sources` is false:
+/// only for the forgery gallery, which proves that the sealed run and the
+/// outside `forbid(unsafe_code)` hold on their own.
+pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grade, String> {
     let root = root();
     let steps = steps()?;
     let numbers: Vec<u32> = steps.iter().map(|(number, _)| *number).collect();
@@ -157,7 +278,6 @@ pub(crate) fn run(options: &Options) -> Result<Grade, String> {
         controls.extend(controls_in(&module.module, &module.text));
     }
 
-    let workspace = prepare(&root, options.student.as_deref(), &held_back)?;
     let mut grade = Grade {
         graded: describe(options.student.as_deref()),
         steps: Vec::new(),
@@ -166,22 +286,51 @@ pub(crate) fn run(options: &Options) -> Result<Grade, String> {
         provided_score: 0.0,
         held_back: held_back.len(),
         build_error: None,
+        refused: Vec::new(),
+        ignored: Vec::new(),
+        forgeries: Vec::new(),
+        seed: options.seed.clone(),
+        held_back_visibility: weights.held_back_visibility.clone(),
     };
-    let knobs: Vec<(&str, String)> = GRADING_KNOBS
-        .iter()
-        .filter_map(|name| Some((*name, std::env::var(name).ok()?)))
-        .collect();
-    let env: Vec<(&str, &str)> = knobs.iter().map(|(n, v)| (*n, v.as_str())).collect();
-    let verdicts = match suite::run_lab_with(&workspace, Some(&options.target), &[], &env) {
-        Ok(results) => {
-            let names = suite::list_lab(&workspace, Some(&options.target), &[])?;
-            verdicts(&names, &results, &controls)
-        }
-        Err(output) => {
-            grade.build_error = Some(first_error(&output));
-            Vec::new()
-        }
+    let submission = match options.student.as_deref() {
+        Some(dir) => Some(submission::read(dir, &root)?),
+        None => None,
     };
+    let (src, shown) = submission
+        .as_ref()
+        .map_or((root.join("starter/src"), "starter/src"), |s| {
+            (s.src.clone(), s.shown.as_str())
+        });
+    grade.ignored = submission
+        .as_ref()
+        .map(|s| s.ignored.clone())
+        .unwrap_or_default();
+    if check_sources {
+        grade.refused = source_check::check_dir(&src, shown)?
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+    }
+    let mut verdicts = Vec::new();
+    if grade.refused.is_empty() {
+        let workspace = prepare(
+            &root,
+            submission.as_ref().map(|s| s.src.as_path()),
+            &held_back,
+        )?;
+        match sealed::build(&workspace, &options.target) {
+            Ok(binary) => {
+                let names = sealed::list(&binary, &workspace)?;
+                let env = options.seed.env();
+                let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
+                let run = sealed::run(&binary, &workspace, &names, &env);
+                let held: Vec<&str> = held_back.iter().map(|m| m.module.as_str()).collect();
+                verdicts = self::verdicts(&names, &run.results, &controls, &held);
+                grade.forgeries = run.forgeries;
+            }
+            Err(output) => grade.build_error = Some(first_error(&output)),
+        }
+    }
     for (number, name) in steps {
         let tests: Vec<Verdict> = verdicts
             .iter()
@@ -209,28 +358,36 @@ pub(crate) fn run(options: &Options) -> Result<Grade, String> {
 
 /// A fresh scratch copy of the suite with the student's `starter/src` and
 /// the held-back tests in it.
-fn prepare(root: &Path, student: Option<&Path>, held_back: &[HeldBack]) -> Result<PathBuf, String> {
+fn prepare(root: &Path, src: Option<&Path>, held_back: &[HeldBack]) -> Result<PathBuf, String> {
     let workspace = root.join("target/grading/workspace");
     if workspace.exists() {
         fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
     }
     fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
     copy_suite_workspace(root, &workspace)?;
-    if let Some(dir) = student {
-        // A student repository, or a crate of the same API (`solution`).
-        let src = [dir.join("starter/src"), dir.join("src")]
-            .into_iter()
-            .find(|src| src.join("lib.rs").is_file())
-            .ok_or_else(|| {
-                format!(
-                    "{} has neither starter/src/lib.rs nor src/lib.rs: grade a student repository made by `just export-student`",
-                    dir.display()
-                )
-            })?;
+    if let Some(src) = src {
+        // Only the sources' `*.rs` files: nothing else of the submission.
         let ours = workspace.join("starter/src");
         fs::remove_dir_all(&ours).map_err(|e| e.to_string())?;
-        crate::scratch::copy_tree(&src, &ours)?;
+        fs::create_dir_all(&ours).map_err(|e| e.to_string())?;
+        for entry in fs::read_dir(src)
+            .map_err(|e| e.to_string())?
+            .filter_map(Result::ok)
+        {
+            let path = entry.path();
+            if path.is_file() && path.extension().is_some_and(|ext| ext == "rs") {
+                fs::copy(&path, ours.join(entry.file_name())).map_err(|e| e.to_string())?;
+            }
+        }
     }
+    // `unsafe` is forbidden from outside, where no attribute can lower it.
+    let manifest = workspace.join("starter/Cargo.toml");
+    let text = fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
+    fs::write(
+        &manifest,
+        text + "\n[lints.rust]\nunsafe_code = \"forbid\"\n",
+    )
+    .map_err(|e| e.to_string())?;
     held_back::install(held_back, &workspace)?;
     Ok(workspace)
 }
@@ -241,6 +398,7 @@ fn verdicts(
     names: &[String],
     results: &suite::Results,
     controls: &std::collections::BTreeMap<String, String>,
+    held_back: &[&str],
 ) -> Vec<Verdict> {
     let stopped = results
         .get("(the suite stopped early)")
@@ -262,6 +420,9 @@ fn verdicts(
                 name: name.clone(),
                 passed,
                 control: controls.contains_key(name),
+                held_back: held_back
+                    .iter()
+                    .any(|module| name.split("::").next() == Some(*module)),
                 reason: if passed {
                     String::new()
                 } else {
@@ -415,6 +576,7 @@ mod tests {
             control,
             reason: String::new(),
             detail: String::new(),
+            held_back: false,
         }
     }
 
@@ -459,7 +621,7 @@ mod tests {
             },
         );
         let names = ["step1_closed::a".to_owned(), "step1_closed::b".to_owned()];
-        let verdicts = verdicts(&names, &results, &Default::default());
+        let verdicts = verdicts(&names, &results, &Default::default(), &[]);
         assert_eq!(verdicts[0].reason, "boom");
         assert_eq!(verdicts[0].detail, "boom");
         assert!(!verdicts[1].passed);

@@ -3,7 +3,9 @@
 
 mod autograder;
 mod check_export;
+mod check_forgeries;
 mod check_mistakes;
+mod check_readme;
 mod check_starter;
 mod check_verdict;
 mod export;
@@ -17,7 +19,10 @@ mod progress;
 mod report;
 mod scoreboard;
 mod scratch;
+mod sealed;
+mod source_check;
 mod starter;
+mod submission;
 mod suite;
 mod sync;
 mod test;
@@ -43,16 +48,22 @@ commands:
   check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite
   export-student DIR
                   write the student edition, without the answers, as a fresh git repository in DIR
-  grade [DIR] [--out OUT]
-                  score the starter (or DIR's, a student repository) by step, held-back tests included;
+  grade [DIR] [--out OUT] [--student ID | --metadata FILE]
+                  score the starter (or DIR's, a student repository) by step, held-back tests included
+                  and seeded by the student id (or LAB_STUDENT); only starter/src/*.rs is taken, it
+                  must pass the source check, and each test runs sealed in a process of its own;
                   writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)
+  check-forgeries [NAME]
+                  grade each forgery in grading/forgeries/: each must score 0 and be named
   check-export [MISTAKE]
                   the whole cycle: export, then grade the untouched starter, the solution and one mistake
   autograder DIR  write a Gradescope autograder to DIR: setup.sh, run_autograder, the grading sources
                   (held-back tests included, no answers) and DIR/autograder.zip to upload
   check-autograder
                   build the autograder, run its setup.sh and run_autograder in a scratch Gradescope root:
-                  the untouched starter scores 0, the solution full marks";
+                  the untouched starter scores 0, the solution full marks
+  check-readme    run the README's set-up block as a newcomer would (scratch HOME, system PATH):
+                  `just --version` and `just --list` must then work in a fresh clone";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -86,8 +97,12 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         Some("export-student") => export::export_student(&args[1..]),
         Some("grade") => grade::grade(&args[1..]),
         Some("check-export") => check_export::check_export(&args[1..]),
+        Some("check-forgeries") => {
+            check_forgeries::check_forgeries(args.get(1).map(String::as_str))
+        }
         Some("autograder") => autograder::autograder(&args[1..]),
         Some("check-autograder") => autograder::check_autograder(&args[1..]),
+        Some("check-readme") => check_readme::check_readme(&args[1..]),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         _ => Err(USAGE.to_owned()),
     }

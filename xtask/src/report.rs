@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::grade::{Grade, StepScore, Verdict};
+use crate::grade::{Grade, StepScore, Verdict, round};
 
 /// Points as a plain number: `10`, `6.67`.
 fn points(value: f64) -> String {
@@ -39,17 +39,54 @@ fn listing(tests: &[Verdict]) -> String {
     out
 }
 
-fn step_output(grade: &Grade, step: &StepScore) -> String {
+/// What a step's entry says about `tests` (its visible or its held-back
+/// ones).
+fn step_output(grade: &Grade, tests: &[Verdict]) -> String {
+    if !grade.refused.is_empty() {
+        return "The grader refused the crate, so no test ran (see the summary).\n".to_owned();
+    }
     if let Some(error) = &grade.build_error {
         return format!("The crate did not build, so no test ran:\n{error}\n");
     }
-    let scored: Vec<&Verdict> = step.scored().collect();
-    let passed = scored.iter().filter(|test| test.passed).count();
-    format!(
-        "{passed} of {} tests pass.\n{}",
-        scored.len(),
-        listing(&step.tests)
+    let scored = tests.iter().filter(|test| !test.control);
+    let (passed, total) = scored.fold((0, 0), |(p, t), test| (p + usize::from(test.passed), t + 1));
+    format!("{passed} of {total} tests pass.\n{}", listing(tests))
+}
+
+/// A step's points split between its visible and its held-back tests, in
+/// proportion to how many each has, with the step's score split by what
+/// passed: `((score, max), (score, max))`, summing exactly to the step's.
+fn split(step: &StepScore) -> ((f64, f64), (f64, f64)) {
+    let (mut visible, mut held, mut visible_passed) = (0u32, 0u32, 0u32);
+    for test in step.scored() {
+        if test.held_back {
+            held += 1;
+        } else {
+            visible += 1;
+            visible_passed += u32::from(test.passed);
+        }
+    }
+    let total = f64::from(visible + held);
+    if held == 0 || total == 0.0 {
+        return ((step.score, step.points), (0.0, 0.0));
+    }
+    let visible_max = round(step.points * f64::from(visible) / total);
+    let visible_score = round(step.points * f64::from(visible_passed) / total).min(step.score);
+    (
+        (visible_score, visible_max),
+        (
+            round(step.score - visible_score),
+            round(step.points - visible_max),
+        ),
     )
+}
+
+/// A test as the student sees it before grades are published.
+fn shown_name(test: &Verdict) -> String {
+    match (test.held_back, crate::suite::step_of(&test.name)) {
+        (true, Some(step)) => format!("a held-back test of step {step}"),
+        _ => test.name.clone(),
+    }
 }
 
 /// The human summary, also printed by `just grade`.
@@ -63,12 +100,64 @@ pub fn summary(grade: &Grade) -> String {
         points(grade.max_score())
     )
     .unwrap();
+    let seed = &grade.seed;
+    writeln!(
+        out,
+        "Seed {}{}; property tests: {}, {}",
+        seed.value,
+        seed.student
+            .as_ref()
+            .map_or(" (no student id)".to_owned(), |id| format!(
+                " (student {id})"
+            )),
+        seed.explore
+            .map_or("the suite's seed".to_owned(), |s| format!("seed {s}")),
+        seed.cases
+            .map_or("the suite's cases".to_owned(), |c| format!("{c} cases")),
+    )
+    .unwrap();
+    if !grade.refused.is_empty() {
+        writeln!(
+            out,
+            "REFUSED: the source check found what the lab never needs, so nothing was built and every step scores 0:"
+        )
+        .unwrap();
+        for refusal in &grade.refused {
+            writeln!(out, "  {refusal}").unwrap();
+        }
+    }
     if let Some(error) = &grade.build_error {
         writeln!(
             out,
             "The crate did not build, so every step scores 0:\n{error}"
         )
         .unwrap();
+    }
+    if !grade.forgeries.is_empty() {
+        writeln!(out, "FORGED verdicts (these tests earn nothing):").unwrap();
+        let all: Vec<&Verdict> = grade
+            .steps
+            .iter()
+            .flat_map(|s| s.tests.iter())
+            .chain(&grade.provided)
+            .collect();
+        for (test, seen) in &grade.forgeries {
+            let shown = all
+                .iter()
+                .find(|verdict| &verdict.name == test)
+                .map_or_else(|| test.clone(), |verdict| shown_name(verdict));
+            writeln!(out, "  {shown}: {seen}").unwrap();
+        }
+    }
+    if !grade.ignored.is_empty() {
+        writeln!(
+            out,
+            "Not graded (only starter/src/*.rs is; the grader uses its own copy of the rest):"
+        )
+        .unwrap();
+        for file in &grade.ignored {
+            writeln!(out, "  {file}").unwrap();
+        }
     }
     for step in &grade.steps {
         let scored: Vec<&Verdict> = step.scored().collect();
@@ -136,30 +225,84 @@ pub fn summary(grade: &Grade) -> String {
 /// Gradescope's autograder format: one entry per step, plus the provided
 /// parts, each listing its tests in `output`.
 pub fn gradescope(grade: &Grade) -> String {
-    let mut tests = Vec::new();
+    // (name, score, max, output, visibility)
+    let mut tests: Vec<(String, f64, f64, String, Option<&str>)> = Vec::new();
     for step in &grade.steps {
-        tests.push((
-            title(step),
-            step.score,
-            step.points,
-            step_output(grade, step),
-        ));
+        let ((score, max), (held_score, held_max)) = split(step);
+        let (held, visible): (Vec<Verdict>, Vec<Verdict>) =
+            step.tests.iter().cloned().partition(|test| test.held_back);
+        tests.push((title(step), score, max, step_output(grade, &visible), None));
+        if !held.is_empty() {
+            tests.push((
+                format!("{} (held-back tests)", title(step)),
+                held_score,
+                held_max,
+                step_output(grade, &held),
+                Some(grade.held_back_visibility.as_str()),
+            ));
+        }
     }
     tests.push((
         "Provided parts".to_owned(),
         grade.provided_score,
         grade.provided_points,
         listing(&grade.provided),
+        None,
     ));
     let mut out = String::from("{\n");
     writeln!(out, "  \"score\": {},", points(grade.score())).unwrap();
     writeln!(out, "  \"output\": {},", json_string(&summary(grade))).unwrap();
+    out.push_str("  \"extra_data\": {\n");
+    writeln!(out, "    \"seed\": {},", grade.seed.value).unwrap();
+    writeln!(
+        out,
+        "    \"student\": {},",
+        grade
+            .seed
+            .student
+            .as_deref()
+            .map_or("null".to_owned(), json_string)
+    )
+    .unwrap();
+    let list = |items: Vec<String>| format!("[{}]", items.join(", "));
+    writeln!(
+        out,
+        "    \"refused\": {},",
+        list(grade.refused.iter().map(|r| json_string(r)).collect())
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "    \"ignored\": {},",
+        list(grade.ignored.iter().map(|r| json_string(r)).collect())
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "    \"forgeries\": {}",
+        list(
+            grade
+                .forgeries
+                .iter()
+                .map(|(test, seen)| format!(
+                    "{{\"test\": {}, \"seen\": {}}}",
+                    json_string(test),
+                    json_string(seen)
+                ))
+                .collect()
+        )
+    )
+    .unwrap();
+    out.push_str("  },\n");
     out.push_str("  \"tests\": [\n");
-    for (index, (name, score, max, output)) in tests.iter().enumerate() {
+    for (index, (name, score, max, output, visibility)) in tests.iter().enumerate() {
         let comma = if index + 1 == tests.len() { "" } else { "," };
+        let visibility = visibility.map_or(String::new(), |v| {
+            format!(", \"visibility\": {}", json_string(v))
+        });
         writeln!(
             out,
-            "    {{\"name\": {}, \"score\": {}, \"max_score\": {}, \"output\": {}}}{comma}",
+            "    {{\"name\": {}, \"score\": {}, \"max_score\": {}, \"output\": {}{visibility}}}{comma}",
             json_string(name),
             points(*score),
             points(*max),

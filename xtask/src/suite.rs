@@ -226,7 +226,7 @@ fn in_flight(stdout: &str) -> Option<String> {
 
 /// Why a test process died, in one line for the student: a watchdog's own
 /// message, or what to run to see the panic that aborted it.
-fn died(stderr: &str, test: Option<&str>) -> String {
+pub fn died(stderr: &str, test: Option<&str>) -> String {
     if let Some(watchdog) = stderr
         .lines()
         .rev()

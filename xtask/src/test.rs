@@ -52,6 +52,18 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
         Some(_) => failures_in_full(&results, DETAIL_LINES),
         None => failure_list(&results, REASON_WIDTH),
     };
+    let refused = crate::source_check::check_dir(&src, "starter/src")?;
+    if !refused.is_empty() {
+        // Said now, while it is cheap to fix, rather than at grading time.
+        lines.push(String::new());
+        lines.push(
+            "warning: `just grade` will refuse your crate and score it 0, since it uses what \
+             the lab never needs (the grader allows no way to write the test report or end the \
+             test process):"
+                .to_owned(),
+        );
+        lines.extend(refused.iter().map(|refusal| format!("  {refusal}")));
+    }
     if snapshots_changed(&root) {
         lines.push(String::new());
         lines.push(

@@ -1,9 +1,10 @@
 //! The grading weights: points per step, from one file an instructor edits
 //! (`grading/weights.toml`).
 //!
-//! The file is a flat list of `key = number` lines, valid TOML, read by hand
-//! so the tools need no parser crate: `stepN` for every step of the suite
-//! and `provided` for the provided parts.
+//! The file is a flat list of `key = value` lines, valid TOML, read by hand
+//! so the tools need no parser crate: `stepN = points` for every step of the
+//! suite, `provided = points` for the provided parts, and optionally
+//! `held_back_visibility = "..."`, when Gradescope shows the held-back tests.
 
 use std::collections::BTreeMap;
 
@@ -12,12 +13,19 @@ use std::collections::BTreeMap;
 pub struct Weights {
     pub steps: BTreeMap<u32, f64>,
     pub provided: f64,
+    /// Gradescope's `visibility` for the held-back tests' entries.
+    pub held_back_visibility: String,
 }
+
+/// Gradescope's visibilities; the held-back tests default to the last but
+/// one, so a student sees them only once the instructor publishes grades.
+pub const VISIBILITIES: [&str; 4] = ["hidden", "after_due_date", "after_published", "visible"];
 
 /// Reads the weights and checks they name exactly the suite's `steps`.
 pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
     let mut found = BTreeMap::new();
     let mut provided = None;
+    let mut visibility = None;
     for (index, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or_default().trim();
         if line.is_empty() {
@@ -33,6 +41,14 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
         let (key, value) = line
             .split_once('=')
             .ok_or_else(|| at("expected `key = number`"))?;
+        if key.trim() == "held_back_visibility" {
+            let name = value.trim().trim_matches('"');
+            if !VISIBILITIES.contains(&name) || !value.trim().starts_with('"') {
+                return Err(at(&format!("expected one of {VISIBILITIES:?}, in quotes")));
+            }
+            visibility = Some(name.to_owned());
+            continue;
+        }
         let value: f64 = value
             .trim()
             .parse()
@@ -67,6 +83,7 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
     Ok(Weights {
         steps: found,
         provided: provided.unwrap_or(0.0),
+        held_back_visibility: visibility.unwrap_or_else(|| "after_published".to_owned()),
     })
 }
 
@@ -84,6 +101,11 @@ mod tests {
         assert_eq!(weights.steps[&1], 10.0);
         assert_eq!(weights.steps[&2], 2.5);
         assert_eq!(weights.provided, 1.0);
+        assert_eq!(weights.held_back_visibility, "after_published");
+        let hidden = parse("step1 = 1\nheld_back_visibility = \"hidden\"\n", &[1]).unwrap();
+        assert_eq!(hidden.held_back_visibility, "hidden");
+        assert!(parse("step1 = 1\nheld_back_visibility = \"later\"\n", &[1]).is_err());
+        assert!(parse("step1 = 1\nheld_back_visibility = visible\n", &[1]).is_err());
     }
 
     #[test]

@@ -14,6 +14,9 @@ mod progress;
 mod report;
 mod scoreboard;
 mod scratch;
+mod sealed;
+mod source_check;
+mod submission;
 mod suite;
 mod test;
 mod weights;
@@ -31,7 +34,8 @@ commands:
   hint STEP [reset]  one more hint for a step each time, from a nudge to nearly the answer
   filter [STEP]   print the test filter for a step, given as a number (3) or a name (generations)
   grade [--out OUT]
-                  score your starter by step; writes results.json, junit.xml and summary.txt";
+                  score your starter by step, as the course grades it (the same source check and
+                  sealed run); writes results.json, junit.xml and summary.txt";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

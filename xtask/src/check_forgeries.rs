@@ -1,0 +1,411 @@
+//! `cargo xtask check-forgeries`: the grader against a gallery of attempts
+//! to forge a grade, kept in `grading/forgeries/` (never exported).
+//!
+//! Each forgery is edits to a student repository made of this kit's untouched
+//! `starter/` and `tests/`, which honestly scores 0. The forgery's header
+//! says what the grader must answer:
+//!
+//! - `Expect-refused: NAME`: the source check refuses the crate for `NAME`;
+//! - `Expect-ignored: PATH`: `PATH` is listed as not graded;
+//! - `Unchecked: forged`, `Unchecked: did not build` or `Unchecked: 0`:
+//!   graded again with the source check skipped, the next layer still holds
+//!   (the sealed run names a forged verdict; the outside `forbid(unsafe_code)`
+//!   stops the build; or simply nothing is earned).
+//!
+//! Every forgery must score 0 and be named, in the summary and in
+//! results.json. Then two regrade checks: the solution graded ten times with
+//! one student id gives the same bytes each time, and two student ids draw
+//! different held-back cases that the solution passes both.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::grade::{self, Grade, Options, Seed};
+use crate::{report, root};
+
+/// How often the same submission is regraded for the byte-identity check.
+const REGRADES: usize = 10;
+
+/// One edit of a forgery.
+#[derive(Debug, PartialEq, Eq)]
+enum Edit {
+    /// Append the text to the file.
+    Append(String, String),
+    /// Write the file with the text, creating or replacing it.
+    Write(String, String),
+    /// Insert the text after the first line of the file containing `needle`.
+    After {
+        file: String,
+        needle: String,
+        text: String,
+    },
+}
+
+/// One forgery of the gallery.
+#[derive(Debug, Default)]
+struct Forgery {
+    name: String,
+    what: String,
+    refused: Vec<String>,
+    ignored: Vec<String>,
+    unchecked: Option<String>,
+    edits: Vec<Edit>,
+}
+
+pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
+    let root = root();
+    let gallery = read_gallery(&root.join("grading/forgeries"))?;
+    let gallery: Vec<Forgery> = gallery
+        .into_iter()
+        .filter(|forgery| only.is_none_or(|only| forgery.name.contains(only)))
+        .collect();
+    if gallery.is_empty() {
+        return Err("no forgery matches".to_owned());
+    }
+    let base = root.join("target/check-forgeries");
+    let target = root.join("target/grading/target");
+    let mut failures = Vec::new();
+    for forgery in &gallery {
+        println!("== {}: {}", forgery.name, forgery.what);
+        let student = base.join(&forgery.name);
+        lay_out(&root, &student, forgery)?;
+        let mut checks = vec![(true, "sealed")];
+        if forgery.unchecked.is_some() {
+            checks.push((false, "unchecked"));
+        }
+        for (check_sources, label) in checks {
+            let out = base.join(format!("{}-{label}", forgery.name));
+            let graded = grade(&student, &out, &target, None, check_sources)?;
+            let problems = judge(forgery, &graded, &out, check_sources)?;
+            for problem in &problems {
+                println!("   FAILED ({label}): {problem}");
+            }
+            if problems.is_empty() {
+                println!("   {label}: scores 0 and is named");
+            }
+            failures.extend(
+                problems
+                    .into_iter()
+                    .map(|p| format!("{} ({label}): {p}", forgery.name)),
+            );
+        }
+    }
+    if only.is_none() {
+        failures.extend(regrades(&root, &base, &target)?);
+    }
+    if failures.is_empty() {
+        println!("All {} forgeries score 0 and are named.", gallery.len());
+        Ok(())
+    } else {
+        Err(format!(
+            "the grader let forgeries through:\n  {}",
+            failures.join("\n  ")
+        ))
+    }
+}
+
+fn grade(
+    student: &Path,
+    out: &Path,
+    target: &Path,
+    id: Option<&str>,
+    check_sources: bool,
+) -> Result<Grade, String> {
+    let graded = grade::run_checked(
+        &Options {
+            student: Some(student.to_path_buf()),
+            out: out.to_path_buf(),
+            target: target.to_path_buf(),
+            seed: Seed::new(id.map(str::to_owned), None, None),
+        },
+        check_sources,
+    )?;
+    grade::write(&graded, out)?;
+    Ok(graded)
+}
+
+/// What is wrong with the grade of `forgery`: it must score 0 and be named.
+fn judge(
+    forgery: &Forgery,
+    graded: &Grade,
+    out: &Path,
+    check_sources: bool,
+) -> Result<Vec<String>, String> {
+    let summary = report::summary(graded);
+    let results = fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    if graded.score() != 0.0 {
+        problems.push(format!("scored {} instead of 0", graded.score()));
+    }
+    let mut named = |seen: bool, what: String| {
+        if !seen {
+            problems.push(what);
+        }
+    };
+    for path in &forgery.ignored {
+        named(
+            graded
+                .ignored
+                .iter()
+                .any(|line| line.starts_with(path.as_str()))
+                && results.contains(path.as_str()),
+            format!("{path} is not listed as not graded"),
+        );
+    }
+    if check_sources {
+        for name in &forgery.refused {
+            let refused = graded
+                .refused
+                .iter()
+                .any(|line| line.contains(&format!("`{name}`")));
+            named(
+                refused && summary.contains("REFUSED") && results.contains(&format!("`{name}`")),
+                format!("the source check did not refuse `{name}`"),
+            );
+        }
+    } else {
+        match forgery.unchecked.as_deref() {
+            Some("forged") => named(
+                !graded.forgeries.is_empty()
+                    && summary.contains("FORGED")
+                    && results.contains("\"seen\""),
+                "the sealed run named no forged verdict".to_owned(),
+            ),
+            Some("did not build") => named(
+                graded.build_error.is_some(),
+                "it built, although unsafe code is forbidden from outside".to_owned(),
+            ),
+            _ => {}
+        }
+    }
+    Ok(problems)
+}
+
+/// A student repository: the untouched starter and suite, then the edits.
+fn lay_out(root: &Path, student: &Path, forgery: &Forgery) -> Result<(), String> {
+    if student.exists() {
+        fs::remove_dir_all(student).map_err(|e| e.to_string())?;
+    }
+    for folder in ["starter", "tests"] {
+        crate::scratch::copy_tree(&root.join(folder), &student.join(folder))?;
+    }
+    for edit in &forgery.edits {
+        let (file, text) = match edit {
+            Edit::Append(file, text) | Edit::Write(file, text) => (file, text),
+            Edit::After { file, .. } => (file, &String::new()),
+        };
+        let path = student.join(file);
+        let old = fs::read_to_string(&path).unwrap_or_default();
+        let new = match edit {
+            Edit::Append(..) => old + "\n" + text,
+            Edit::Write(..) => text.clone(),
+            Edit::After { needle, text, .. } => {
+                let at = old.find(needle.as_str()).ok_or_else(|| {
+                    format!(
+                        "{}: `{needle}` is not in {file}; update the forgery",
+                        forgery.name
+                    )
+                })?;
+                let end = at + old[at..].find('\n').map_or(old.len() - at, |n| n + 1);
+                format!("{}{text}{}", &old[..end], &old[end..])
+            }
+        };
+        fs::create_dir_all(path.parent().expect("a file has a folder"))
+            .map_err(|e| e.to_string())?;
+        fs::write(&path, new).map_err(|e| format!("{file}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Regrading gives the same bytes, and the seed follows the student.
+fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, String> {
+    let mut failures = Vec::new();
+    let solution = root.join("solution");
+    println!("== the solution, graded {REGRADES} times for one student: the same bytes every time");
+    let mut first: Option<Vec<Vec<u8>>> = None;
+    for run in 0..REGRADES {
+        let out = base.join(format!("regrade-{run}"));
+        let graded = grade(&solution, &out, target, Some("student-1"), true)?;
+        if graded.score() != graded.max_score() {
+            failures.push(format!(
+                "regrade {run}: the solution scored {} of {}",
+                graded.score(),
+                graded.max_score()
+            ));
+        }
+        let bytes = ["results.json", "junit.xml", "summary.txt"]
+            .iter()
+            .map(|file| fs::read(out.join(file)).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        match &first {
+            None => first = Some(bytes),
+            Some(first) if *first != bytes => {
+                failures.push(format!("regrade {run} differs from regrade 0"))
+            }
+            Some(_) => {}
+        }
+    }
+    println!("== two students: different held-back cases, both passed by the solution");
+    let mut messages = Vec::new();
+    for id in ["student-1", "student-2"] {
+        let graded = grade(
+            &solution,
+            &base.join(format!("seed-{id}")),
+            target,
+            Some(id),
+            true,
+        )?;
+        if graded.score() != graded.max_score() {
+            failures.push(format!(
+                "{id}: the solution scored {} of {}",
+                graded.score(),
+                graded.max_score()
+            ));
+        }
+        // The untouched starter fails every held-back test, and each message
+        // shows the cases it drew.
+        let untouched = grade(
+            &root.join("starter"),
+            &base.join(format!("untouched-{id}")),
+            target,
+            Some(id),
+            true,
+        )?;
+        let drawn: Vec<String> = untouched
+            .steps
+            .iter()
+            .flat_map(|step| step.tests.iter())
+            .filter(|test| test.held_back)
+            .map(|test| format!("{}: {}", test.name, test.detail))
+            .collect();
+        messages.push(drawn);
+    }
+    if messages[0].is_empty() {
+        failures.push("no held-back test ran".to_owned());
+    } else if messages[0] == messages[1] {
+        failures.push("two students drew the same held-back cases".to_owned());
+    }
+    Ok(failures)
+}
+
+/// Reads every `*.forgery` file of the gallery.
+fn read_gallery(dir: &Path) -> Result<Vec<Forgery>, String> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "forgery"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|file| {
+            let name = file
+                .file_stem()
+                .expect("a file has a name")
+                .to_string_lossy()
+                .into_owned();
+            parse(&name, &fs::read_to_string(file).map_err(|e| e.to_string())?)
+        })
+        .collect()
+}
+
+/// A forgery file: `Key: value` header lines, then edits, each opened by a
+/// line `==> append FILE`, `==> write FILE` or `==> after "NEEDLE" in FILE`.
+fn parse(name: &str, text: &str) -> Result<Forgery, String> {
+    let mut forgery = Forgery {
+        name: name.to_owned(),
+        ..Forgery::default()
+    };
+    let mut edit: Option<(String, String)> = None;
+    let flush =
+        |edit: &mut Option<(String, String)>, forgery: &mut Forgery| -> Result<(), String> {
+            if let Some((opening, text)) = edit.take() {
+                forgery.edits.push(edit_of(name, &opening, text)?);
+            }
+            Ok(())
+        };
+    for line in text.lines() {
+        if let Some(opening) = line.strip_prefix("==> ") {
+            flush(&mut edit, &mut forgery)?;
+            edit = Some((opening.to_owned(), String::new()));
+        } else if let Some((_, text)) = edit.as_mut() {
+            text.push_str(line);
+            text.push('\n');
+        } else if let Some((key, value)) = line.split_once(": ") {
+            let value = value.trim().to_owned();
+            match key {
+                "Forgery" => forgery.what = value,
+                "Expect-refused" => forgery.refused.push(value),
+                "Expect-ignored" => forgery.ignored.push(value),
+                "Unchecked" => forgery.unchecked = Some(value),
+                _ => return Err(format!("{name}: unknown header `{key}`")),
+            }
+        }
+    }
+    flush(&mut edit, &mut forgery)?;
+    if forgery.what.is_empty() || forgery.edits.is_empty() {
+        return Err(format!(
+            "{name}: a forgery needs a `Forgery:` line and at least one edit"
+        ));
+    }
+    if forgery.refused.is_empty() && forgery.ignored.is_empty() {
+        return Err(format!(
+            "{name}: say what the grader must answer (Expect-refused or Expect-ignored)"
+        ));
+    }
+    Ok(forgery)
+}
+
+fn edit_of(name: &str, opening: &str, text: String) -> Result<Edit, String> {
+    if let Some(file) = opening.strip_prefix("append ") {
+        return Ok(Edit::Append(file.trim().to_owned(), text));
+    }
+    if let Some(file) = opening.strip_prefix("write ") {
+        return Ok(Edit::Write(file.trim().to_owned(), text));
+    }
+    if let Some(rest) = opening.strip_prefix("after \"") {
+        if let Some((needle, file)) = rest.split_once("\" in ") {
+            return Ok(Edit::After {
+                file: file.trim().to_owned(),
+                needle: needle.to_owned(),
+                text,
+            });
+        }
+    }
+    Err(format!(
+        "{name}: `==> {opening}`: expected append FILE, write FILE or after \"NEEDLE\" in FILE"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forgery_file_reads_as_its_header_and_edits() {
+        let text = "Forgery: exits with success\nExpect-refused: process\nUnchecked: forged\n==> after \"fn f() {\" in starter/src/a.rs\n    std::process::exit(0);\n==> write starter/build.rs\nfn main() {}\n";
+        let forgery = parse("01-x", text).unwrap();
+        assert_eq!(forgery.what, "exits with success");
+        assert_eq!(forgery.refused, ["process"]);
+        assert_eq!(forgery.unchecked.as_deref(), Some("forged"));
+        assert_eq!(
+            forgery.edits,
+            [
+                Edit::After {
+                    file: "starter/src/a.rs".into(),
+                    needle: "fn f() {".into(),
+                    text: "    std::process::exit(0);\n".into()
+                },
+                Edit::Write("starter/build.rs".into(), "fn main() {}\n".into()),
+            ]
+        );
+        assert!(parse("x", "Forgery: nothing expected\n==> append a\nb\n").is_err());
+        assert!(parse("x", "Forgery: bad edit\nExpect-refused: io\n==> move a\n").is_err());
+    }
+
+    #[test]
+    fn the_gallery_reads() {
+        let gallery = read_gallery(&root().join("grading/forgeries")).unwrap();
+        assert!(gallery.len() >= 12, "{}", gallery.len());
+    }
+}

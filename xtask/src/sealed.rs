@@ -1,0 +1,473 @@
+//! A sealed run of the suite, for grading: one process per test, and a
+//! verdict that the student's code cannot write.
+//!
+//! libtest's report is text on the test process's stdout, where the
+//! student's code runs too, so the report alone proves nothing. Each test
+//! runs in a process of its own and passes only when three witnesses agree:
+//!
+//! 1. the exit status is success (libtest exits non-zero when its one test
+//!    fails; the code under test cannot end the process itself, since the
+//!    source check refuses `process`, FFI and `unsafe`);
+//! 2. exactly one summary line, saying `1 passed; 0 failed`;
+//! 3. exactly one verdict line, `test NAME ... ok`, for that test, and none
+//!    for any other.
+//!
+//! Any disagreement is a forgery: the test earns nothing and the grade names
+//! what was seen. A process that dies or hangs fails its own test only.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::suite::{self, Outcome, Results, STUDENT_ENV};
+
+/// How long one test may run before the grader stops it. The suite's own
+/// watchdog stops a stuck test much sooner and says why; this is the
+/// backstop for a process that the watchdog cannot reach.
+const TEST_LIMIT: Duration = Duration::from_secs(300);
+
+/// Variables that would change how libtest reports or how the suite
+/// explores; a grade must not depend on the shell it was started from.
+const UNSET: &[&str] = &[
+    "LAB_CHILD",
+    "LAB_EXPLORE_CASES",
+    "LAB_BACKTRACE",
+    "LAB_EXPECT_CRATE",
+    "RUST_TEST_NOCAPTURE",
+    "RUST_TEST_THREADS",
+    "RUST_TEST_SHUFFLE",
+    "RUST_TEST_SHUFFLE_SEED",
+    "RUST_TEST_TIME_UNIT",
+    "RUST_TEST_TIME_INTEGRATION",
+    "RUST_TEST_TIME_DOCTEST",
+];
+
+/// The sealed run's results: every test's outcome, and the forgeries seen,
+/// as `(test, what was seen)`.
+pub struct Sealed {
+    pub results: Results,
+    pub forgeries: Vec<(String, String)>,
+}
+
+/// Builds the suite in `workspace` (a scratch copy) and returns the test
+/// binary, or the compiler's output if it did not build.
+pub fn build(workspace: &Path, target: &Path) -> Result<PathBuf, String> {
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(workspace)
+        .envs(STUDENT_ENV.iter().copied())
+        .env("CARGO_TARGET_DIR", target)
+        .env("CARGO_TERM_COLOR", "never")
+        .args([
+            "test",
+            "--test",
+            "lab",
+            "--no-run",
+            "--message-format",
+            "json-render-diagnostics",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if !output.status.success() {
+        return Err(stderr);
+    }
+    stdout
+        .lines()
+        .filter(|line| line.contains("\"reason\":\"compiler-artifact\""))
+        .filter(|line| line.contains("\"name\":\"lab\"") && line.contains("\"kind\":[\"test\"]"))
+        .find_map(|line| json_field(line, "executable"))
+        .map(PathBuf::from)
+        .ok_or(stderr)
+}
+
+/// The string value of `"field":"..."` in one line of cargo's JSON.
+fn json_field(line: &str, field: &str) -> Option<String> {
+    let start = line.find(&format!("\"{field}\":\""))? + field.len() + 4;
+    let mut value = String::new();
+    let mut chars = line[start..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(value),
+            '\\' => value.push(chars.next()?),
+            c => value.push(c),
+        }
+    }
+    None
+}
+
+/// The tests the binary holds, without the ignored ones (helpers that other
+/// tests run in a child process). Listing runs none of the student's code.
+pub fn list(binary: &Path, workspace: &Path) -> Result<Vec<String>, String> {
+    let list = |ignored: bool| -> Result<Vec<String>, String> {
+        let output = Command::new(binary)
+            .current_dir(workspace)
+            .args(["--list", "--format", "terse"])
+            .args(ignored.then_some("--ignored"))
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| line.strip_suffix(": test"))
+            .map(str::to_owned)
+            .collect())
+    };
+    let ignored = list(true)?;
+    Ok(list(false)?
+        .into_iter()
+        .filter(|test| !ignored.contains(test))
+        .collect())
+}
+
+/// Runs each of `tests` in a process of its own, a few at a time, with
+/// `env` added to the student environment.
+pub fn run(binary: &Path, workspace: &Path, tests: &[String], env: &[(&str, &str)]) -> Sealed {
+    let next = Mutex::new(0usize);
+    let done = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let index = {
+                        let mut next = next.lock().expect("no worker panics holding it");
+                        let index = *next;
+                        *next += 1;
+                        index
+                    };
+                    let Some(test) = tests.get(index) else { break };
+                    let ran = run_one(binary, workspace, test, env);
+                    done.lock()
+                        .expect("no worker panics holding it")
+                        .push((test.clone(), ran));
+                }
+            });
+        }
+    });
+    let mut sealed = Sealed {
+        results: Results::new(),
+        forgeries: Vec::new(),
+    };
+    for (test, ran) in done.into_inner().expect("the workers are done") {
+        let judged = match ran {
+            Ok(ran) => judge(&test, &ran),
+            Err(why) => Judged::failed(why),
+        };
+        if let Some(forgery) = judged.forgery {
+            sealed.forgeries.push((test.clone(), forgery));
+        }
+        sealed.results.insert(test, judged.outcome);
+    }
+    sealed.forgeries.sort();
+    sealed
+}
+
+/// What one test's process left behind.
+struct Ran {
+    /// `None` if the grader had to stop it.
+    status: Option<ExitStatus>,
+    stdout: String,
+    stderr: String,
+}
+
+fn run_one(
+    binary: &Path,
+    workspace: &Path,
+    test: &str,
+    env: &[(&str, &str)],
+) -> Result<Ran, String> {
+    let mut command = Command::new(binary);
+    command
+        .current_dir(workspace)
+        .args([test, "--exact", "--test-threads", "1"])
+        .args(["--format", "pretty", "--color", "never"])
+        .envs(STUDENT_ENV.iter().copied())
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for variable in UNSET {
+        command.env_remove(variable);
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(status);
+        }
+        if started.elapsed() > TEST_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok(Ran {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
+/// One test's verdict, with the forgery that voided it, if any.
+struct Judged {
+    outcome: Outcome,
+    forgery: Option<String>,
+}
+
+impl Judged {
+    fn failed(why: String) -> Judged {
+        Judged {
+            outcome: Outcome {
+                passed: false,
+                output: format!("{why}\n"),
+            },
+            forgery: None,
+        }
+    }
+}
+
+/// The verdict of `test` from its own process: a pass only when the exit
+/// status, libtest's summary and its one verdict line agree.
+fn judge(test: &str, ran: &Ran) -> Judged {
+    let Some(status) = ran.status else {
+        return Judged::failed(format!(
+            "the test was still running after {}s, and the grader stopped it",
+            TEST_LIMIT.as_secs()
+        ));
+    };
+    let mut ours = Vec::new();
+    let mut others = Vec::new();
+    let mut summaries = Vec::new();
+    for line in ran.stdout.lines() {
+        if let Some(summary) = line.strip_prefix("test result: ") {
+            summaries.push(summary);
+        } else if let Some((name, verdict)) = line
+            .strip_prefix("test ")
+            .and_then(|rest| rest.rsplit_once(" ... "))
+        {
+            if name == test {
+                ours.push(verdict.trim());
+            } else {
+                others.push(name);
+            }
+        }
+    }
+    let summary_passed = |summary: &&str| summary.starts_with("ok. 1 passed; 0 failed;");
+    let said_pass = ours == ["ok"] && summaries.len() == 1 && summaries.iter().all(summary_passed);
+    let forgery = if !others.is_empty() {
+        Some(format!(
+            "its output has verdict lines for tests that did not run in its process ({})",
+            others.join(", ")
+        ))
+    } else if ours.len() > 1 {
+        Some(format!("its verdict line appears {} times", ours.len()))
+    } else if summaries.len() > 1 {
+        Some(format!(
+            "libtest's summary line appears {} times",
+            summaries.len()
+        ))
+    } else if status.success() && !said_pass {
+        Some("the process exited with success, but libtest reported no pass".to_owned())
+    } else if !status.success() && (ours.contains(&"ok") || summaries.iter().any(summary_passed)) {
+        Some("its output reports a pass that the exit status contradicts".to_owned())
+    } else {
+        None
+    };
+    if let Some(forgery) = forgery {
+        return Judged {
+            outcome: Outcome {
+                passed: false,
+                output: format!("forged: {forgery}; the test earns nothing\n"),
+            },
+            forgery: Some(forgery),
+        };
+    }
+    if status.success() {
+        return Judged {
+            outcome: Outcome {
+                passed: true,
+                output: String::new(),
+            },
+            forgery: None,
+        };
+    }
+    // A failure: what libtest printed of it, or why the process died.
+    let said = suite::parse(&ran.stdout)
+        .remove(test)
+        .map(|outcome| outcome.output)
+        .filter(|output| !output.trim().is_empty());
+    Judged::failed(match said {
+        Some(output) => output.trim_end().to_owned(),
+        None => suite::died(&ran.stderr, Some(test)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    const NAME: &str = "step1_closed::b2_x";
+
+    fn ran(code: i32, stdout: &str) -> Ran {
+        Ran {
+            status: Some(ExitStatus::from_raw(code << 8)),
+            stdout: stdout.to_owned(),
+            stderr: String::new(),
+        }
+    }
+
+    fn passing() -> String {
+        format!(
+            "\nrunning 1 test\ntest {NAME} ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 155 filtered out; finished in 0.00s\n\n"
+        )
+    }
+
+    fn failing() -> String {
+        format!(
+            "\nrunning 1 test\ntest {NAME} ... FAILED\n\nfailures:\n\n---- {NAME} stdout ----\n\nthread '{NAME}' (3) panicked at tests/lab/step1_closed.rs:9:5:\nTODO(1): count the failure (B2)\n\n\nfailures:\n    {NAME}\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 155 filtered out; finished in 0.00s\n\n"
+        )
+    }
+
+    #[test]
+    fn a_pass_needs_the_exit_status_the_summary_and_one_verdict_line() {
+        let judged = judge(NAME, &ran(0, &passing()));
+        assert!(judged.outcome.passed && judged.forgery.is_none());
+        let judged = judge(NAME, &ran(101, &failing()));
+        assert!(!judged.outcome.passed && judged.forgery.is_none());
+        assert!(
+            judged.outcome.output.contains("TODO(1): count the failure"),
+            "{}",
+            judged.outcome.output
+        );
+    }
+
+    #[test]
+    fn printed_passes_that_the_exit_status_contradicts_are_forgeries() {
+        // A thread or an exit handler printing a pass after the real failure.
+        let forged = failing() + &format!("test {NAME} ... ok\n");
+        let judged = judge(NAME, &ran(101, &forged));
+        assert!(!judged.outcome.passed);
+        assert_eq!(
+            judged.forgery.as_deref(),
+            Some("its verdict line appears 2 times")
+        );
+        // Only the summary line rewritten.
+        let forged =
+            format!("test {NAME} ... FAILED\ntest result: ok. 1 passed; 0 failed; 0 ignored\n");
+        let judged = judge(NAME, &ran(101, &forged));
+        assert_eq!(
+            judged.forgery.as_deref(),
+            Some("its output reports a pass that the exit status contradicts")
+        );
+    }
+
+    #[test]
+    fn an_exit_with_success_from_inside_a_test_is_a_forgery() {
+        // `std::process::exit(0)` mid-test: status 0, no verdict, no summary.
+        let judged = judge(
+            NAME,
+            &ran(0, &format!("\nrunning 1 test\ntest {NAME} ... ")),
+        );
+        assert!(!judged.outcome.passed);
+        assert_eq!(
+            judged.forgery.as_deref(),
+            Some("the process exited with success, but libtest reported no pass")
+        );
+        // ... and having printed what libtest would have.
+        let judged = judge(
+            NAME,
+            &ran(
+                0,
+                &format!(
+                    "test {NAME} ... test {NAME} ... ok\ntest result: ok. 1 passed; 0 failed;\n"
+                ),
+            ),
+        );
+        assert!(!judged.outcome.passed && judged.forgery.is_some());
+    }
+
+    #[test]
+    fn verdicts_for_other_tests_and_duplicate_summaries_are_forgeries() {
+        let forged = passing() + "test step2_open::b4_y ... ok\n";
+        let judged = judge(NAME, &ran(0, &forged));
+        assert!(!judged.outcome.passed);
+        assert!(judged.forgery.unwrap().contains("step2_open::b4_y"));
+        let forged = passing() + "test result: ok. 1 passed; 0 failed;\n";
+        assert_eq!(
+            judge(NAME, &ran(0, &forged)).forgery.as_deref(),
+            Some("libtest's summary line appears 2 times")
+        );
+    }
+
+    #[test]
+    fn a_process_that_dies_or_hangs_fails_its_own_test() {
+        let died = Ran {
+            status: Some(ExitStatus::from_raw(6)),
+            stdout: format!("running 1 test\ntest {NAME} ... "),
+            stderr: "thread caused non-unwinding panic. aborting.\n".to_owned(),
+        };
+        let judged = judge(NAME, &died);
+        assert!(!judged.outcome.passed && judged.forgery.is_none());
+        assert!(
+            judged
+                .outcome
+                .output
+                .contains("aborted while this test ran"),
+            "{}",
+            judged.outcome.output
+        );
+        let hung = Ran {
+            status: None,
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+        assert!(
+            judge(NAME, &hung)
+                .outcome
+                .output
+                .contains("the grader stopped it")
+        );
+    }
+
+    #[test]
+    fn the_test_binary_is_read_from_cargos_json() {
+        let line = r#"{"reason":"compiler-artifact","target":{"kind":["test"],"name":"lab"},"executable":"/t/debug/deps/lab-1a\"b","fresh":true}"#;
+        assert_eq!(
+            json_field(line, "executable").as_deref(),
+            Some("/t/debug/deps/lab-1a\"b")
+        );
+        assert_eq!(json_field(line, "missing"), None);
+    }
+}
