@@ -14,8 +14,9 @@
 //! - [`settlement`]: charges the pending orders later, through the same breaker.
 //! - [`timeline`] and [`report`]: what happened, and how it is printed.
 //! - [`chart`] and [`html`]: the same as pictures, in one HTML report.
-//! - [`pictures`]: LAB.md's pictures, drawn from the reference solution
-//!   on a manual clock (`just pictures`).
+//! - the `pictures` binary: LAB.md's pictures, drawn from the reference
+//!   solution on a manual clock (`just pictures`); its modules are its own,
+//!   since it always needs the solution.
 //! - [`scenarios`]: the scripted stories that `just demo` runs.
 //! - [`routes`]: the HTTP client behind the tower layer, a breaker per
 //!   route, and the story of one route down while another stays healthy.
@@ -41,7 +42,6 @@ pub mod client;
 pub mod gateway;
 pub mod html;
 pub mod orders;
-pub mod pictures;
 pub mod report;
 pub mod routes;
 pub mod scenarios;

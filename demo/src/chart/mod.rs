@@ -61,30 +61,23 @@ pub enum BandPhase {
     NoBreaker,
 }
 
-/// A breaker phase as a band. Both crates' `Phase` convert: the pictures
-/// are always drawn from the solution, the report from the crate the demo
-/// runs on.
-macro_rules! band_of_phase {
-    ($krate:ident) => {
-        impl From<$krate::Phase> for BandPhase {
-            fn from(phase: $krate::Phase) -> Self {
-                match phase {
-                    $krate::Phase::Closed => BandPhase::Closed,
-                    $krate::Phase::Open => BandPhase::Open,
-                    $krate::Phase::HalfOpen => BandPhase::HalfOpen,
-                    // `Phase` may grow; a phase this chart has no colour for
-                    // is drawn as the neutral band rather than as a wrong
-                    // state.
-                    _ => BandPhase::NoBreaker,
-                }
-            }
+/// A breaker phase as a band, for the crate the demo runs on. Only that
+/// crate's `Phase` converts, so the library builds on the starter alone (the
+/// student edition); the pictures, always drawn from the solution, map its
+/// phases in their own binary.
+impl From<crate::kit::Phase> for BandPhase {
+    fn from(phase: crate::kit::Phase) -> Self {
+        use crate::kit::Phase;
+        match phase {
+            Phase::Closed => BandPhase::Closed,
+            Phase::Open => BandPhase::Open,
+            Phase::HalfOpen => BandPhase::HalfOpen,
+            // `Phase` may grow; a phase this chart has no colour for is
+            // drawn as the neutral band rather than as a wrong state.
+            _ => BandPhase::NoBreaker,
         }
-    };
+    }
 }
-
-band_of_phase!(retry_breaker_solution);
-#[cfg(feature = "starter")]
-band_of_phase!(retry_breaker_starter);
 
 impl BandPhase {
     /// The name written in the band.
@@ -95,6 +88,11 @@ impl BandPhase {
             BandPhase::HalfOpen => "HALF-OPEN",
             BandPhase::NoBreaker => "no breaker",
         }
+    }
+
+    /// The band's fill colour, the one the legend shows.
+    pub fn colour(self) -> &'static str {
+        style::band_colour(self)
     }
 }
 

@@ -11,7 +11,7 @@ mod states;
 
 use std::time::Duration;
 
-use crate::chart::{BandPhase, svg};
+use retry_breaker_demo::chart::{BandPhase, svg};
 use run::Run;
 
 /// Where the pictures live, from the workspace root.

@@ -13,11 +13,13 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use retry_breaker_solution::{
-    Clock, ManualClock, ManualSleeper, Permit, Recorded, RetryBreaker, State, Transition,
+    Clock, ManualClock, ManualSleeper, Permit, Phase, Recorded, RetryBreaker, State, Transition,
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::chart::{Attempt, AttemptMark, BandPhase, Chart, Item, Lane, Marker, bands};
+use retry_breaker_demo::chart::{
+    Attempt, AttemptMark, BandPhase, Chart, Item, Lane, Marker, bands,
+};
 
 /// An attempt admitted and not reported yet.
 pub struct Admitted<'a> {
@@ -75,7 +77,7 @@ impl Run {
     pub fn transitions(&self) -> Vec<(BandPhase, BandPhase, Duration)> {
         lock(&self.transitions)
             .iter()
-            .map(|t| (BandPhase::from(t.from), BandPhase::from(t.to), t.at))
+            .map(|t| (band(t.from), band(t.to), t.at))
             .collect()
     }
 
@@ -302,7 +304,7 @@ fn attempt(
 }
 
 fn time(at: Duration) -> String {
-    crate::chart::svg::time(at)
+    retry_breaker_demo::chart::svg::time(at)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -319,5 +321,20 @@ fn finish<F: Future>(future: F) -> F::Output {
     {
         Poll::Ready(output) => output,
         Poll::Pending => panic!("a call on the manual clock waited for something"),
+    }
+}
+
+/// The band of a solution phase. The chart converts the phases of the crate
+/// the demo runs (`kit`), which is the starter under `--features starter`;
+/// the pictures always run the solution, and this binary cannot implement
+/// `From` for the library's `BandPhase` (both are foreign here), so it maps
+/// them itself.
+fn band(phase: Phase) -> BandPhase {
+    match phase {
+        Phase::Closed => BandPhase::Closed,
+        Phase::Open => BandPhase::Open,
+        Phase::HalfOpen => BandPhase::HalfOpen,
+        // As in the chart: a phase with no colour is the neutral band.
+        _ => BandPhase::NoBreaker,
     }
 }

@@ -4,9 +4,8 @@
 
 use std::fmt::Write as _;
 
-use crate::chart::BandPhase;
-use crate::chart::style::band_colour;
-use crate::chart::svg::escape;
+use retry_breaker_demo::chart::BandPhase;
+use retry_breaker_demo::chart::svg::escape;
 
 const WIDTH: f64 = 960.0;
 const HEIGHT: f64 = 340.0;
@@ -71,7 +70,7 @@ pub fn diagram(edges: &[(BandPhase, BandPhase, String)], subtitle: &str) -> Stri
         let _ = writeln!(
             svg,
             r#"<g class="state"><rect x="{x}" y="{y}" width="{w}" height="{h}" rx="8" fill="{}" stroke="{MUTED}"/><text x="{}" y="{}" text-anchor="middle" font-size="15" font-weight="bold" fill="{TEXT}">{}</text><text x="{}" y="{}" text-anchor="middle" fill="{TEXT}">{}</text></g>"#,
-            band_colour(phase),
+            phase.colour(),
             x + w / 2.0,
             y + 26.0,
             phase.name(),
