@@ -431,4 +431,69 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
         assert_eq!(unnamed("B11: the slot", Owner::Step(3)), None);
         assert!(unnamed("assertion failed: SUB5", Owner::Step(3)).is_some());
     }
+
+    /// The step a patch belongs to without applying it: its `# Step: N`
+    /// header, or the TODO region of the solution around its first change.
+    fn step_of_patch(patch: &str, root: &Path) -> Option<u32> {
+        let declared = patch
+            .lines()
+            .take_while(|line| line.starts_with('#'))
+            .find_map(|line| line.trim_start_matches('#').trim().strip_prefix("Step:"));
+        if let Some(step) = declared {
+            return step.trim().parse().ok();
+        }
+        changed_lines(patch).into_iter().find_map(|(file, line)| {
+            enclosing_todo(&fs::read_to_string(root.join(file)).ok()?, line)
+        })
+    }
+
+    /// README's "To add a step" lists what a step is made of; this fails
+    /// when a step of the suite lacks one: its weights line (the grader's
+    /// own parser insists), its hints, a typical mistake for each step with
+    /// code to write, and held-back tests for each step that earns points.
+    #[test]
+    fn every_step_has_its_weights_hints_mistakes_and_held_back_tests() {
+        let root = crate::root();
+        let steps = crate::lab::steps().unwrap();
+        let numbers: Vec<u32> = steps.iter().map(|(n, _)| *n).collect();
+        let weights = crate::weights::parse(
+            &fs::read_to_string(root.join("grading/weights.toml")).unwrap(),
+            &numbers,
+        )
+        .unwrap();
+        let held_back = crate::held_back::read(&root.join("grading/held-back"), &steps).unwrap();
+        let mut todo_steps = std::collections::BTreeSet::new();
+        for entry in fs::read_dir(root.join("solution/src")).unwrap() {
+            let text = fs::read_to_string(entry.unwrap().path()).unwrap();
+            todo_steps.extend(crate::suite::todos_named(&text));
+        }
+        let mut mistakes = std::collections::BTreeSet::new();
+        for entry in fs::read_dir(root.join("mistakes")).unwrap() {
+            let text = fs::read_to_string(entry.unwrap().path()).unwrap();
+            mistakes.extend(step_of_patch(&text, &root));
+        }
+        let mut missing = Vec::new();
+        for (number, name) in &steps {
+            if !root.join(format!("hints/step{number}.md")).is_file() {
+                missing.push(format!("step {number} ({name}): hints/step{number}.md"));
+            }
+            if todo_steps.contains(number) && !mistakes.contains(number) {
+                missing.push(format!("step {number} ({name}): a mistake in mistakes/"));
+            }
+            let earns = weights.steps[number] > 0.0;
+            let held = held_back
+                .iter()
+                .any(|module| module.module.starts_with(&format!("step{number}_")));
+            if earns && !held {
+                missing.push(format!(
+                    "step {number} ({name}): held-back tests in grading/held-back/"
+                ));
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "steps without their files:\n  {}",
+            missing.join("\n  ")
+        );
+    }
 }

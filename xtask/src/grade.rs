@@ -313,6 +313,8 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
     }
     let mut verdicts = Vec::new();
     if grade.refused.is_empty() {
+        // One grade at a time per kit: they share the scratch copy.
+        let _lock = GradingLock::take(&root.join("target/grading"))?;
         let workspace = prepare(
             &root,
             submission.as_ref().map(|s| s.src.as_path()),
@@ -354,6 +356,54 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         .collect();
     grade.provided_score = share(weights.provided, grade.provided.iter());
     Ok(grade)
+}
+
+/// Holds `target/grading/lock` while a grade uses the scratch copy there,
+/// so that two grades started at once (an instructor's loop, a check beside
+/// a grade) wait for each other instead of building each other's copy. A
+/// lock left by a process that no longer runs is taken over.
+struct GradingLock(PathBuf);
+
+impl GradingLock {
+    fn take(folder: &Path) -> Result<GradingLock, String> {
+        fs::create_dir_all(folder).map_err(|e| e.to_string())?;
+        let lock = folder.join("lock");
+        let mut waited = std::time::Duration::ZERO;
+        loop {
+            match fs::create_dir(&lock) {
+                Ok(()) => {
+                    fs::write(lock.join("pid"), std::process::id().to_string())
+                        .map_err(|e| e.to_string())?;
+                    return Ok(GradingLock(lock));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let holder = fs::read_to_string(lock.join("pid")).unwrap_or_default();
+                    let alive = Path::new("/proc").is_dir()
+                        && Path::new("/proc").join(holder.trim()).is_dir();
+                    let gone = !holder.trim().is_empty() && Path::new("/proc").is_dir() && !alive;
+                    if gone || waited > std::time::Duration::from_secs(3600) {
+                        let _ = fs::remove_dir_all(&lock);
+                        continue;
+                    }
+                    if waited.is_zero() {
+                        println!(
+                            "Waiting for another grade to finish (pid {})...",
+                            holder.trim()
+                        );
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(200));
+                    waited += std::time::Duration::from_millis(200);
+                }
+                Err(e) => return Err(format!("cannot create {}: {e}", lock.display())),
+            }
+        }
+    }
+}
+
+impl Drop for GradingLock {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A fresh scratch copy of the suite with the student's `starter/src` and
