@@ -140,6 +140,14 @@ autograder dir:
 check-autograder:
     cargo xtask check-autograder
 
+# Runs the README's set-up block as written, in a scratch HOME whose PATH
+# holds only the system's folders and cargo's: a newcomer's machine. It
+# downloads just's prebuilt binary from PyPI, so it needs that network.
+
+# Instructors: the set-up commands of README.md and the student README, run as a newcomer would, must leave `just` working in a fresh clone (cargo: `cargo xtask check-readme`).
+check-readme:
+    cargo xtask check-readme
+
 # loom runs every interleaving of two and three threads at the breaker's
 # transition points, up to LOOM_MAX_PREEMPTIONS preemptions (2 unless set),
 # and checks each is linearizable. Built with `--cfg loom` in its own target
@@ -178,4 +186,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export check-autograder lint loom mutants
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export check-autograder check-readme lint loom mutants

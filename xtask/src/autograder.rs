@@ -159,7 +159,8 @@ give_up() {
 
 [ -f "$SOURCE/toolchain.sh" ] || give_up "$SOURCE/toolchain.sh is missing"
 . "$SOURCE/toolchain.sh"
-use_pinned_rust || give_up "Rust $PINNED_RUST is not installed (the cargo on PATH is '$(cargo_version)'); setup.sh installs it"
+found="$(cargo_version)"
+use_pinned_rust || give_up "Rust $PINNED_RUST is not installed (cargo on PATH: ${found:-none}); setup.sh installs it"
 # setup.sh downloaded every crate and built the grader: no network needed.
 export CARGO_NET_OFFLINE=true
 cd "$SOURCE" || give_up "cannot enter $SOURCE"
