@@ -189,8 +189,17 @@ fn b2_a_drawn_order_of_successes_and_failures_opens_only_on_a_consecutive_run() 
     let threshold = draw.count(2, 6);
     let cooldown = draw.millis(1, 1_000);
     let length = draw.count(8, 24);
-    // Failures four times in five: runs long enough to open, now and then.
-    let outcomes: Vec<bool> = (0..length).map(|_| !draw.chance(4, 5)).collect();
+    // A failure and a success first, so that a reset is always tested;
+    // then runs of failures cut short by a success before they reach the
+    // threshold, and at the end the failures that reach it.
+    let mut outcomes = vec![false, true];
+    let mut run = 0;
+    while outcomes.len() < length as usize {
+        let success = run == threshold - 1 || draw.chance(1, 4);
+        run = if success { 0 } else { run + 1 };
+        outcomes.push(success);
+    }
+    outcomes.extend((run..threshold).map(|_| false));
     let shown: String = outcomes
         .iter()
         .map(|&ok| if ok { 'S' } else { 'F' })

@@ -47,19 +47,21 @@ fn attempts(draw: &mut Draw, extra: u32) -> Vec<u32> {
 fn e8_exponential_backoff_with_a_drawn_base_and_cap_is_exact() {
     let mut draw = Draw::new("e8_exponential_backoff_with_a_drawn_base_and_cap_is_exact");
     let base = draw.duration(Duration::from_nanos(1), Duration::from_secs(3));
-    let cap = if draw.chance(1, 5) {
-        draw.duration(Duration::ZERO, base)
-    } else {
-        base * draw.count(1, 5_000) + draw.duration(Duration::ZERO, base)
-    };
-    let policy = backoff::exponential(base, cap);
-    for attempt in attempts(&mut draw, 200) {
-        assert_eq!(
-            policy(attempt),
-            exact_exponential(base, cap, attempt),
-            "TODO(5): exponential(base {base:?}, cap {cap:?}) after attempt {attempt} must be \
-             min(cap, base * 2^(attempt - 1)), attempt 0 counting as 1 (E8)"
-        );
+    // A cap far above the base, reached after some doublings, and one at
+    // or below the base, which holds from the first attempt on.
+    let high = base * draw.count(2, 5_000) + draw.duration(Duration::ZERO, base);
+    let low = draw.duration(Duration::ZERO, base);
+    let numbers = attempts(&mut draw, 200);
+    for cap in [high, low] {
+        let policy = backoff::exponential(base, cap);
+        for &attempt in &numbers {
+            assert_eq!(
+                policy(attempt),
+                exact_exponential(base, cap, attempt),
+                "TODO(5): exponential(base {base:?}, cap {cap:?}) after attempt {attempt} must be \
+                 min(cap, base * 2^(attempt - 1)), attempt 0 counting as 1 (E8)"
+            );
+        }
     }
 }
 

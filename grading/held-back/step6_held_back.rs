@@ -301,7 +301,8 @@ fn e5_e6_a_drawn_budget_spent_on_failures_returns_the_last_error_without_a_sleep
 fn e4_retries_open_the_circuit_at_a_drawn_threshold_and_the_next_attempt_is_refused() {
     let mut draw = Draw::new("e4_retries_open_the_circuit_at_a_drawn_threshold");
     let threshold = draw.count(1, 5);
-    let budget = threshold + draw.count(1, 4);
+    // Attempts left after the refused one: a refusal must end the call.
+    let budget = threshold + draw.count(2, 5);
     let faults = retryable_faults(&mut draw, threshold);
     let table = delays(&mut draw, budget);
     let slept = table[threshold as usize - 1];
@@ -508,7 +509,8 @@ fn e3_a_call_into_an_open_circuit_at_a_drawn_time_is_refused_at_once() {
     let threshold = draw.count(1, 5);
     let cooldown = draw.duration(ms(2), Duration::from_secs(5));
     let after = draw.duration(Duration::ZERO, cooldown - Duration::from_nanos(1));
-    let budget = draw.count(1, 9);
+    // Attempts left after the refused one: a refusal must end the call.
+    let budget = draw.count(2, 9);
     let table = delays(&mut draw, budget);
     run(LOOPED, async move {
         let case = format!(
