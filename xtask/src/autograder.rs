@@ -74,10 +74,13 @@ ROOT="${AUTOGRADER_ROOT:-/autograder}"
 SOURCE="$ROOT/source"
 . "$SOURCE/toolchain.sh"
 
+found="$(cargo_version)"
 if use_pinned_rust; then
+    if [ "$found" != "$PINNED_RUST" ]; then
+        echo "setup: the cargo on PATH is version ${found:-none}, not the pinned $PINNED_RUST; rustup has $PINNED_RUST installed, and the grader uses it"
+    fi
     echo "setup: Rust $PINNED_RUST is installed ($(cargo --version)); nothing to download"
 else
-    found="$(cargo_version)"
     if [ -n "$found" ]; then
         echo "setup: the cargo on PATH is version $found, but this autograder is pinned to Rust $PINNED_RUST"
     else
