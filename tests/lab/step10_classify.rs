@@ -23,6 +23,53 @@ fn no_backoff(_: u32) -> std::time::Duration {
     ms(0)
 }
 
+/// Reports `Verdict::Ignored` for its permit when dropped: in these tests,
+/// while a panic of the caller's own code unwinds.
+struct IgnoreOnUnwind<'a>(Option<retry_breaker::Permit<'a, retry_breaker::ManualClock>>);
+
+impl Drop for IgnoreOnUnwind<'_> {
+    fn drop(&mut self) {
+        if let Some(permit) = self.0.take() {
+            permit.report(Verdict::Ignored);
+        }
+    }
+}
+
+fn ignore_while_unwinding(lab: &Lab) {
+    // The panic is the test's own doing, so its message stays out of the report.
+    let caught = crate::support::panics::quietly(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _guard = IgnoreOnUnwind(Some(lab.breaker.try_acquire().expect("admitted")));
+            panic!("the caller's own code panics after the attempt was classified as ignored");
+        }))
+    });
+    assert!(caught.is_err(), "the caller's panic must reach the caller");
+}
+
+#[test]
+fn k1_b7_an_ignored_verdict_reported_while_a_panic_unwinds_records_nothing() {
+    let lab = Lab::new(1, ms(10));
+    ignore_while_unwinding(&lab);
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(10): `Verdict::Ignored` records nothing, even when reported while a panic unwinds: \
+         dropping the permit to say \"ignored\" counts a failure then, as a permit dropped by a \
+         panic does (K1, B7); a threshold-1 circuit opened"
+    );
+    lab.trip();
+    lab.advance(ms(10));
+    ignore_while_unwinding(&lab);
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "TODO(10): an ignored probe hands its slot back, even when reported while a panic \
+         unwinds; it does not reopen the circuit (K1, B7)"
+    );
+}
+
 #[test]
 fn k1_an_ignored_attempt_in_closed_counts_nothing_and_resets_nothing() {
     let lab = Lab::new(2, ms(10));

@@ -3,7 +3,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use retry_breaker::{Phase, State};
+use retry_breaker::{Phase, Rejected, State};
 
 use crate::support::{Lab, ms};
 
@@ -88,6 +88,33 @@ fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
         lab.breaker.state(),
         State::Closed { failures: 0 },
         "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
+    );
+}
+
+#[test]
+fn b5_b7_a_probe_admitted_after_a_dropped_one_holds_the_single_slot() {
+    let lab = Lab::new(1, ms(10));
+    lab.trip();
+    lab.advance(ms(10));
+    drop(lab.probe());
+    let _second = lab
+        .breaker
+        .try_acquire()
+        .expect("{DROP_TODO}: the dropped probe's slot is free for the next attempt");
+    assert_eq!(
+        lab.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: true
+        },
+        "B5: the probe admitted after a dropped one is in flight like any probe: admitting a \
+         probe in HALF-OPEN marks it out (the HALF-OPEN arm of TODO(2), reached only once \
+         TODO(4) hands a slot back)"
+    );
+    assert_eq!(
+        lab.breaker.try_acquire().err(),
+        Some(Rejected::ProbeInFlight),
+        "B5: while that probe is out, the next attempt is refused: one probe at a time, even \
+         after a dropped one (TODO(2)'s HALF-OPEN arm)"
     );
 }
 

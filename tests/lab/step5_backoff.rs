@@ -81,6 +81,23 @@ fn e8_full_jitter_fills_the_whole_interval_evenly() {
         "TODO(5): full jitter is uniform over [0, d]; 2,000 seeds gave these counts per tenth: \
          {tenths:?} (E8)"
     );
+    // And over an interval longer than 2^64 ns (584 years): a draw of 64
+    // random bits taken modulo the interval never reaches past its first
+    // 2^64 ns, so it would leave nine tenths of such an interval empty.
+    for full in [Duration::from_secs(1 << 40), Duration::MAX] {
+        let mut tenths = [0u32; 10];
+        for seed in 0..2_000 {
+            let delay = backoff::jittered_with_seed(backoff::constant(full), seed)(1);
+            let tenth = (delay.as_nanos() * 10 / full.as_nanos()).min(9);
+            tenths[tenth as usize] += 1;
+        }
+        assert!(
+            tenths.iter().all(|&n| (140..=260).contains(&n)),
+            "TODO(5): full jitter is uniform over [0, d] for every d, {full:?} too (more \
+             nanoseconds than 64 random bits can count: scale the interval by the draw instead \
+             of taking the draw modulo it); 2,000 seeds gave these counts per tenth: {tenths:?} (E8)"
+        );
+    }
     // Every attempt number of one seed spreads too.
     let policy = backoff::jittered_with_seed(backoff::constant(full), 42);
     let below_half = (1..=2_000).filter(|&n| policy(n) < full / 2).count();

@@ -245,6 +245,15 @@ fn e5_the_error_says_whether_the_predicate_or_the_budget_ended_the_call() {
             GaveUp::NoAttemptsLeft,
         ),
         (1, vec![Err(Fault::Timeout)], 1, GaveUp::NoAttemptsLeft),
+        // On the last attempt the budget ends the call, whatever the
+        // predicate would have said: `NotRetryable` means attempts were left.
+        (1, vec![Err(Fault::Declined)], 1, GaveUp::NoAttemptsLeft),
+        (
+            2,
+            vec![Err(Fault::Timeout), Err(Fault::Declined)],
+            2,
+            GaveUp::NoAttemptsLeft,
+        ),
     ];
     for (budget, outcomes, last, why) in cases {
         run(LOOPED, async move {
@@ -265,7 +274,8 @@ fn e5_the_error_says_whether_the_predicate_or_the_budget_ended_the_call() {
                 matches!(result, Err(ExecuteError::Task { attempt, reason, .. }) if attempt == last && reason == why),
                 "TODO(6): budget {budget}, the call ends after attempt {last} with reason {why:?}: \
                  `NotRetryable` when the predicate turned the error down with attempts left, \
-                 `NoAttemptsLeft` when the budget was spent (`GaveUp::after`) (E5); got {result:?}"
+                 `NoAttemptsLeft` when the budget was spent, even if the predicate would have \
+                 turned it down too (`GaveUp::after`) (E5); got {result:?}"
             );
         });
     }
