@@ -124,6 +124,10 @@ export-student dir:
 grade *args:
     cargo xtask grade {{args}}
 
+# Instructors: grade each attempt to forge a grade in grading/forgeries/: each must score 0 and be named; then ten regrades give the same bytes (cargo: `cargo xtask check-forgeries [NAME]`).
+check-forgeries name="":
+    cargo xtask check-forgeries {{name}}
+
 # Instructors: the whole course cycle: export, then grade the untouched starter, the solution and one mistake (cargo: `cargo xtask check-export [MISTAKE]`).
 check-export mistake="":
     cargo xtask check-export {{mistake}}
@@ -186,4 +190,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-export check-autograder check-readme lint loom mutants
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme lint loom mutants
