@@ -213,12 +213,26 @@ pub fn save(test: &str, story: &str) -> String {
     }
 }
 
+/// Removes the diagram an earlier failing run of `test` left, if any.
+pub fn forget(test: &str) {
+    if let Some(path) = path_of(test) {
+        let _ = fs::remove_file(path);
+    }
+}
+
 fn write(test: &str, story: &str) -> Option<PathBuf> {
-    // The test binary is `<target>/<profile>/deps/<name>`: writing there
-    // keeps the workspace untouched, wherever CARGO_TARGET_DIR points.
+    let path = path_of(test)?;
+    fs::create_dir_all(path.parent()?).ok()?;
+    fs::write(&path, render(test, story)).ok()?;
+    Some(path)
+}
+
+/// Where the diagram of `test` goes. The test binary is
+/// `<target>/<profile>/deps/<name>`: writing next to it keeps the workspace
+/// untouched, wherever CARGO_TARGET_DIR points.
+fn path_of(test: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let folder = exe.ancestors().nth(3)?.join("lab-counterexamples");
-    fs::create_dir_all(&folder).ok()?;
     let name: String = test
         .rsplit("::")
         .next()
@@ -232,9 +246,7 @@ fn write(test: &str, story: &str) -> Option<PathBuf> {
             }
         })
         .collect();
-    let path = folder.join(format!("{name}.svg"));
-    fs::write(&path, render(test, story)).ok()?;
-    Some(path)
+    Some(folder.join(format!("{name}.svg")))
 }
 
 /// The path from the workspace root when it lies inside it.
