@@ -50,6 +50,9 @@ pub(crate) struct StepScore {
     pub total: usize,
     /// Every test passes, controls included.
     pub done: bool,
+    /// Controls that fail: once the other tests pass, a rule applied too
+    /// widely, which the count alone would hide.
+    pub controls_failing: usize,
 }
 
 /// The scoreboard of one run.
@@ -116,6 +119,10 @@ pub(crate) fn board(
             passed: scored.iter().filter(|outcome| outcome.passed).count(),
             total: scored.len(),
             done: of_step.iter().all(|(_, outcome)| outcome.passed),
+            controls_failing: of_step
+                .iter()
+                .filter(|(test, outcome)| controls.contains_key(*test) && !outcome.passed)
+                .count(),
         });
     }
     let provided: Vec<&suite::Outcome> = results
@@ -232,8 +239,18 @@ pub(crate) fn table(board: &Board, style: Style) -> Vec<String> {
         } else {
             String::new()
         };
+        // All counted tests pass, yet the step is not done: say why.
+        let controls = if step.passed == step.total && step.controls_failing > 0 {
+            format!(
+                " ({} control{} failing: a rule applied too widely)",
+                step.controls_failing,
+                if step.controls_failing == 1 { "" } else { "s" },
+            )
+        } else {
+            String::new()
+        };
         let line = format!(
-            "  step {:<2} {:<18} {:>2}/{:<2}  {mark}",
+            "  step {:<2} {:<18} {:>2}/{:<2}  {mark}{controls}",
             step.number, step.name, step.passed, step.total
         );
         line.trim_end().to_owned()

@@ -441,6 +441,25 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
     }
 
     #[test]
+    fn a_step_whose_counted_tests_pass_but_a_control_fails_says_so() {
+        let mut results = advanced_run(|n| n < 4);
+        results.insert(
+            "step3_s::b6_control".to_owned(),
+            suite::Outcome {
+                passed: false,
+                output: String::new(),
+            },
+        );
+        let steps: Vec<(u32, String)> = (1..=10).map(|n| (n, "s".to_owned())).collect();
+        let controls = BTreeMap::from([("step3_s::b6_control".to_owned(), "why".to_owned())]);
+        let board = scoreboard::board(&results, &steps, &controls);
+        assert_eq!(
+            scoreboard::table(&board, Style::plain())[2],
+            "  step 3  s                   1/1   <- next (1 control failing: a rule applied too widely)"
+        );
+    }
+
+    #[test]
     fn with_steps_1_to_9_passing_the_core_lab_is_done() {
         let lines = advanced_table(&advanced_run(|n| n <= 9));
         assert_eq!(
