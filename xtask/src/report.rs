@@ -162,11 +162,17 @@ pub fn summary(grade: &Grade) -> String {
     for step in &grade.steps {
         let scored: Vec<&Verdict> = step.scored().collect();
         let passed = scored.iter().filter(|test| test.passed).count();
+        // Nothing ran when the crate was refused or did not build: "0/0"
+        // would read as a step without tests.
+        let count = if grade.refused.is_empty() && grade.build_error.is_none() {
+            format!("{passed:>2}/{:<2} tests", scored.len())
+        } else {
+            format!("{:<11}", "not run")
+        };
         let line = format!(
-            "  step {:<2} {:<18} {passed:>2}/{:<2} tests  {:>6} / {}",
+            "  step {:<2} {:<18} {count}  {:>6} / {}",
             step.number,
             step.name,
-            scored.len(),
             points(step.score),
             points(step.points)
         );
