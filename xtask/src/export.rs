@@ -11,6 +11,15 @@
 //! this repository's history. [`crate::leak`] then proves that no line of
 //! reference code made it in, and the result is committed once in a fresh
 //! git repository.
+//!
+//! What goes out is derived from the kit rather than listed here, so a new
+//! step cannot silently break the student edition: the features (the
+//! `starter` feature keeps every starter feature it turns on, such as
+//! `tower` for step 14), the tools (the modules `student/xtask/src/main.rs`
+//! declares), the demo (each target's module tree, without the items gated
+//! off and the binaries that need the solution), the pictures (those the
+//! handouts show) and LAB.md's headings (none left empty). `just
+//! check-export` then uses the result the way a student does.
 
 use std::collections::BTreeSet;
 use std::fs;
