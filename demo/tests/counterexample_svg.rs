@@ -98,4 +98,7 @@ fn the_diagram_is_saved_under_target_and_its_path_is_given() {
         written,
         sequence_svg::render("counterexample_svg::self_check", PERMITS)
     );
+    // Once the property holds again, its diagram goes.
+    sequence_svg::forget("counterexample_svg::self_check");
+    assert!(!path.exists(), "{} is still there", path.display());
 }
