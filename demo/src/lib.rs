@@ -23,8 +23,9 @@
 //! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
 //! - [`tune`]: the tuning task that `just tune` scores.
 //!
-//! By default the demo runs on the reference solution; with the `starter`
-//! feature, the very same code runs on the student's crate, through the
+//! With the `starter` feature (always on in the student edition) the demo
+//! runs on the student's crate; without it, in the course kit, on the
+//! reference solution. The very same code runs on either, through the
 //! [`kit`] alias.
 
 /// The retry-breaker crate under demonstration: the reference solution, or
