@@ -113,17 +113,9 @@ pub fn list(binary: &Path, workspace: &Path) -> Result<Vec<String>, String> {
         if !output.status.success() {
             return Err(String::from_utf8_lossy(&output.stderr).into_owned());
         }
-        Ok(String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| line.strip_suffix(": test"))
-            .map(str::to_owned)
-            .collect())
+        Ok(suite::listed(&String::from_utf8_lossy(&output.stdout)))
     };
-    let ignored = list(true)?;
-    Ok(list(false)?
-        .into_iter()
-        .filter(|test| !ignored.contains(test))
-        .collect())
+    Ok(suite::runnable(list(false)?, &list(true)?))
 }
 
 /// Runs each of `tests` in a process of its own, a few at a time, with

@@ -279,17 +279,26 @@ pub fn list_lab(
         if !output.status.success() {
             return Err(String::from_utf8_lossy(&output.stderr).into_owned());
         }
-        Ok(String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| line.strip_suffix(": test"))
-            .map(str::to_owned)
-            .collect())
+        Ok(listed(&String::from_utf8_lossy(&output.stdout)))
     };
-    let ignored = list(true)?;
-    Ok(list(false)?
-        .into_iter()
+    Ok(runnable(list(false)?, &list(true)?))
+}
+
+/// The test names in libtest's `--list --format terse` output.
+pub fn listed(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|line| line.strip_suffix(": test"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The listed tests that a run runs: all but the `ignored` ones, which are
+/// helpers that other tests start in a child process.
+pub fn runnable(all: Vec<String>, ignored: &[String]) -> Vec<String> {
+    all.into_iter()
         .filter(|test| !ignored.contains(test))
-        .collect())
+        .collect()
 }
 
 /// Reads libtest's plain output.
