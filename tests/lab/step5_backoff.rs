@@ -167,7 +167,8 @@ fn e8_exponential_backoff_is_exact_for_every_attempt_number_a_u32_holds() {
             assert_eq!(
                 delay,
                 exact_exponential(base, cap, attempt),
-                "E8: exponential({base:?}, cap {cap:?}) after attempt {attempt} must be                  min(cap, base * 2^(attempt - 1)), saturating rather than overflowing or wrapping"
+                "E8: exponential({base:?}, cap {cap:?}) after attempt {attempt} must be \
+                 min(cap, base * 2^(attempt - 1)), saturating rather than overflowing or wrapping"
             );
             assert!(
                 delay >= previous,
