@@ -353,11 +353,37 @@ pub(crate) fn find_todo(dir: &Path, marker: &str) -> Option<Todo> {
         let (index, line) = text
             .lines()
             .enumerate()
-            .find(|(_, line)| line.contains(marker))?;
+            // The marker comment itself, not a provided helper's message
+            // that mentions the TODO.
+            .find(|(_, line)| line.trim_start().starts_with("//") && line.contains(marker))?;
         Some(Todo {
             file: name,
             line: index + 1,
             text: line.trim().to_owned(),
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_todo_found_is_the_marker_comment_not_a_helper_that_names_it() {
+        let dir = std::env::temp_dir().join(format!("xtask-find-todo-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("a_helper.rs"),
+            "fn f() {\n    x.expect(\"M2: one attempt (TODO(14))\");\n}\n",
+        )
+        .unwrap();
+        fs::write(
+            dir.join("layer.rs"),
+            "fn g() {\n    // TODO(14): run the request\n    todo!()\n}\n",
+        )
+        .unwrap();
+        let found = find_todo(&dir, "TODO(14)").unwrap();
+        assert_eq!((found.file.as_str(), found.line), ("layer.rs", 2));
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }
