@@ -48,6 +48,16 @@ fn ignore_while_unwinding(lab: &Lab) {
 
 #[test]
 fn k1_b7_an_ignored_verdict_reported_while_a_panic_unwinds_records_nothing() {
+    // A report made while a panic unwinds aborts the process if anything
+    // in it panics (an unfinished step's `todo!()`, say): in a process of
+    // its own, that fails this test alone.
+    if !crate::support::isolate(
+        "TODO(10): the process aborted while `Verdict::Ignored` was reported during a panic: \
+         the report ran code that panicked while the caller's panic unwound (K1, B7). On a \
+         crate whose earlier steps are unfinished that is their `todo!()`: do those first.",
+    ) {
+        return;
+    }
     let lab = Lab::new(1, ms(10));
     ignore_while_unwinding(&lab);
     assert_eq!(
