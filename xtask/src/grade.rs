@@ -631,6 +631,27 @@ mod tests {
     }
 
     #[test]
+    fn the_student_is_the_first_user_of_gradescopes_metadata() {
+        let metadata = r#"{"id": 987, "assignment": {"id": 55, "title": "Lab"},
+            "users": [{"email": "a@example.invalid", "id": 12345, "name": "A", "sid": "s1"},
+                      {"id": 678}]}"#;
+        assert_eq!(student_in_metadata(metadata).as_deref(), Some("12345"));
+        assert_eq!(
+            student_in_metadata(r#"{"users": [{"id": "u-7"}]}"#).as_deref(),
+            Some("u-7")
+        );
+        assert_eq!(student_in_metadata(r#"{"id": 987}"#), None);
+        // The seed is a stable function of the id alone.
+        assert_eq!(
+            Seed::new(Some("12345".into()), None, None).value,
+            fnv1a("12345")
+        );
+        assert_ne!(fnv1a("12345"), fnv1a("12346"));
+        assert_eq!(Seed::new(None, None, None).explore, None);
+        assert_eq!(Seed::new(Some("x".into()), Some(7), None).explore, Some(7));
+    }
+
+    #[test]
     fn a_step_earns_its_share_of_passing_tests_and_controls_earn_nothing() {
         let tests = [
             verdict("step1_closed::a", true, false),
