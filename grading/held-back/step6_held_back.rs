@@ -104,17 +104,7 @@ fn e1_a_zero_budget_never_calls_the_task_in_any_drawn_state() {
         let state = lab.breaker.state();
         let generation = lab.breaker.generation();
         let script = Script::new([]);
-        let result = lab
-            .breaker
-            .execute(
-                0,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(0, &script).backoff(backoff(&table)).run().await;
         assert!(
             matches!(result, Err(ExecuteError::NoAttempts)),
             "TODO(6): {case}: a budget of 0 is ExecuteError::NoAttempts, got {} (E1)",
@@ -153,15 +143,9 @@ fn e5_retryable_failures_then_a_success_at_a_drawn_attempt_return_the_value() {
         outcomes.push(Ok(value));
         let script = Script::new(outcomes);
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .run()
             .await;
         assert_eq!(
             shown(&result),
@@ -205,15 +189,9 @@ fn e5_a_non_retryable_error_at_a_drawn_attempt_ends_the_call_there() {
         outcomes.push(Err(Fault::Declined));
         let script = Script::new(outcomes);
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .run()
             .await;
         assert_eq!(
             shown(&result),
@@ -261,15 +239,10 @@ fn e5_e6_a_drawn_budget_spent_on_failures_returns_the_last_error_without_a_sleep
             retryable(fault)
         };
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                predicate,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .retrying(predicate)
+            .backoff(backoff(&table))
+            .run()
             .await;
         assert_eq!(
             shown(&result),
@@ -315,15 +288,9 @@ fn e4_retries_open_the_circuit_at_a_drawn_threshold_and_the_next_attempt_is_refu
         let lab = Lab::new(threshold, cooldown);
         let script = Script::new(faults.iter().map(|&f| Err(f)));
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .run()
             .await;
         let left = cooldown - slept;
         assert!(
@@ -380,15 +347,9 @@ fn e10_a_refusal_carries_the_error_of_the_attempt_just_before_it_and_a_first_ref
         let lab = Lab::new(threshold, cooldown);
         let script = Script::new(faults.iter().map(|&f| Err(f)));
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .run()
             .await;
         let error = result.expect_err("the circuit opened");
         assert!(
@@ -409,15 +370,9 @@ fn e10_a_refusal_carries_the_error_of_the_attempt_just_before_it_and_a_first_ref
         );
         let script = Script::new([]);
         let refused = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .run()
             .await;
         assert!(
             matches!(
@@ -464,15 +419,9 @@ fn e4_b4_a_retry_that_asks_once_the_drawn_cooldown_is_over_is_the_probe() {
         outcomes.push(probe);
         let script = Script::new(outcomes);
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .run()
             .await;
         let (expected, state) = match probe {
             Ok(value) => (format!("Ok({value})"), State::Closed { failures: 0 }),
@@ -523,15 +472,9 @@ fn e3_a_call_into_an_open_circuit_at_a_drawn_time_is_refused_at_once() {
         let generation = lab.breaker.generation();
         let script = Script::new([]);
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .run()
             .await;
         let left = cooldown - after;
         assert_eq!(
@@ -577,15 +520,9 @@ fn e3_a_call_refused_because_a_probe_is_out_spends_nothing() {
         for call in 1..=calls {
             let script = Script::new([]);
             let result = lab
-                .breaker
-                .execute(
-                    budget,
-                    script.task(),
-                    retryable,
-                    backoff(&table),
-                    &CancellationToken::new(),
-                    &lab.sleeper,
-                )
+                .call(budget, &script)
+                .backoff(backoff(&table))
+                .run()
                 .await;
             assert_eq!(
                 shown(&result),
@@ -639,15 +576,9 @@ fn b7_a_task_that_panics_at_a_drawn_attempt_panics_the_caller_and_counts_once() 
                 scripted()
             };
             let _ = shared
-                .breaker
-                .execute(
-                    budget,
-                    task,
-                    retryable,
-                    backoff(&table),
-                    &CancellationToken::new(),
-                    &shared.sleeper,
-                )
+                .call_with(budget, task)
+                .backoff(backoff(&table))
+                .run()
                 .await;
         })
     }));
@@ -702,17 +633,7 @@ fn b8_e4_the_task_and_the_backoff_read_the_breaker_at_every_drawn_attempt() {
                     .push(("backoff", reader.breaker.state()));
                 inner(attempt)
             };
-            let result = lab
-                .breaker
-                .execute(
-                    budget,
-                    task,
-                    retryable,
-                    policy,
-                    &CancellationToken::new(),
-                    &lab.sleeper,
-                )
-                .await;
+            let result = lab.call_with(budget, task).backoff(policy).run().await;
             assert_eq!(shown(&result), "Ok(7)", "TODO(6): {case} (E5)");
             let mut expected = Vec::new();
             for attempt in 1..=budget {

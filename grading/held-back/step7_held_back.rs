@@ -132,15 +132,10 @@ fn e2_a_token_cancelled_before_the_call_asks_nothing_in_any_drawn_state() {
         cancel.cancel();
         let script = Script::new([Ok(1)]);
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &cancel,
-                &lab.sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .cancel(&cancel)
+            .run()
             .await;
         assert_eq!(
             shown(&result),
@@ -184,15 +179,11 @@ fn e2_the_token_is_checked_again_before_a_drawn_attempt() {
         };
         let script = Script::new((0..budget).map(|_| Err(Fault::Timeout)));
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                script.task(),
-                retryable,
-                backoff(&table),
-                &cancel,
-                &sleeper,
-            )
+            .call(budget, &script)
+            .backoff(backoff(&table))
+            .cancel(&cancel)
+            .sleeper(&sleeper)
+            .run()
             .await;
         assert_eq!(
             shown(&result),
@@ -234,14 +225,12 @@ fn e7_a_cancellation_during_a_drawn_sleep_ends_the_call_promptly() {
         asked: AtomicU32::new(0),
     };
     let script = Script::new((0..budget).map(|_| Err(Fault::Timeout)));
-    let call = lab.breaker.execute(
-        budget,
-        script.task(),
-        retryable,
-        backoff(&table),
-        &cancel,
-        &sleeper,
-    );
+    let call = lab
+        .call(budget, &script)
+        .backoff(backoff(&table))
+        .cancel(&cancel)
+        .sleeper(&sleeper)
+        .run();
     let mut call = pin!(call);
     let outcome = match poll_once(call.as_mut()) {
         Poll::Ready(outcome) => outcome,
@@ -319,15 +308,10 @@ fn e5_e7_a_token_cancelled_during_drawn_attempts_lets_each_decide_and_starts_no_
                 scripted()
             };
             let result = lab
-                .breaker
-                .execute(
-                    budget,
-                    task,
-                    retryable,
-                    backoff(&table),
-                    &cancel,
-                    &lab.sleeper,
-                )
+                .call_with(budget, task)
+                .backoff(backoff(&table))
+                .cancel(&cancel)
+                .run()
                 .await;
             assert_eq!(
                 shown(&result),
@@ -365,14 +349,11 @@ fn e7_a_token_cancelled_while_a_drawn_attempt_is_still_running_does_not_abandon_
     let lab = Lab::new(20, ms(10));
     let gate = Gate::new();
     let cancel = CancellationToken::new();
-    let call = lab.breaker.execute(
-        budget,
-        gate.task(),
-        retryable,
-        backoff(&table),
-        &cancel,
-        &lab.sleeper,
-    );
+    let call = lab
+        .call_with(budget, gate.task())
+        .backoff(backoff(&table))
+        .cancel(&cancel)
+        .run();
     let mut call = pin!(call);
     for attempt in 1..at {
         assert!(
@@ -441,15 +422,10 @@ fn e2_e7_a_token_cancelled_during_the_attempt_that_opens_the_circuit_ends_the_ca
             scripted()
         };
         let result = lab
-            .breaker
-            .execute(
-                budget,
-                task,
-                retryable,
-                backoff(&table),
-                &cancel,
-                &lab.sleeper,
-            )
+            .call_with(budget, task)
+            .backoff(backoff(&table))
+            .cancel(&cancel)
+            .run()
             .await;
         assert_eq!(
             shown(&result),

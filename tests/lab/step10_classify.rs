@@ -2,9 +2,8 @@
 //! outcome means, not whether it is `Ok` (TODO(10); rules K1-K3).
 
 use retry_breaker::{ExecuteError, Recorded, State, Verdict};
-use tokio_util::sync::CancellationToken;
 
-use crate::support::{Fault, Lab, Script, ms, retryable, run};
+use crate::support::{Fault, Lab, Script, ms, no_backoff, run};
 
 const LOOPED: &str = "the retry loop did not stop: TODO(10), or the TODOs of steps 1-7";
 
@@ -17,10 +16,6 @@ fn gateway(outcome: &Result<u32, Fault>) -> Verdict {
         Err(Fault::Timeout) => Verdict::Failure,
         Err(Fault::Unavailable) => Verdict::Ignored,
     }
-}
-
-fn no_backoff(_: u32) -> std::time::Duration {
-    ms(0)
 }
 
 /// Reports `Verdict::Ignored` for its permit when dropped: in these tests,
@@ -158,16 +153,10 @@ fn k1_k3_an_error_read_as_a_success_is_a_sign_of_life_and_still_reaches_the_call
         let lab = Lab::new(1, ms(10));
         let script = Script::new([Err(Fault::Declined)]);
         let result = lab
-            .breaker
-            .execute_classified(
-                3,
-                script.task(),
-                gateway,
-                retryable,
-                no_backoff,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(3, &script)
+            .backoff(no_backoff)
+            .classified(gateway)
+            .run()
             .await;
         assert!(
             matches!(
@@ -199,16 +188,10 @@ fn k1_k3_a_value_read_as_a_failure_counts_and_is_still_returned() {
             Ok(_) => Verdict::Success,
         };
         let result = lab
-            .breaker
-            .execute_classified(
-                3,
-                script.task(),
-                unhealthy,
-                retryable,
-                no_backoff,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(3, &script)
+            .backoff(no_backoff)
+            .classified(unhealthy)
+            .run()
             .await;
         assert_eq!(
             result.ok(),
@@ -229,16 +212,10 @@ fn k2_a_decline_is_not_retried_and_a_timeout_is_counted_and_retried() {
         let lab = Lab::new(3, ms(10));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Declined)]);
         let result = lab
-            .breaker
-            .execute_classified(
-                5,
-                script.task(),
-                gateway,
-                retryable,
-                no_backoff,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(5, &script)
+            .backoff(no_backoff)
+            .classified(gateway)
+            .run()
             .await;
         assert!(
             matches!(
@@ -272,16 +249,11 @@ fn k1_k2_an_ignored_probe_through_execute_frees_the_slot_and_is_not_retried() {
         lab.advance(ms(10));
         let script = Script::new([Err(Fault::Unavailable)]);
         let result = lab
-            .breaker
-            .execute_classified(
-                3,
-                script.task(),
-                gateway,
-                |fault: &Fault| !matches!(fault, Fault::Unavailable | Fault::Declined),
-                no_backoff,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
+            .call(3, &script)
+            .retrying(|fault: &Fault| !matches!(fault, Fault::Unavailable | Fault::Declined))
+            .backoff(no_backoff)
+            .classified(gateway)
+            .run()
             .await;
         assert!(
             matches!(

@@ -13,31 +13,17 @@ use retry_breaker::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{Fault, Lab, Script, ms, poll_once, retryable, run};
+use crate::support::{Ending, Fault, Lab, Script, linear, ms, poll_once, retryable, run};
 
 const LOOPED: &str =
     "the retry loop did not stop (after the last attempt, or after a rejection?): TODO(6)";
-
-fn linear(attempt: u32) -> Duration {
-    ms(10) * attempt
-}
 
 #[test]
 fn e1_an_attempt_budget_of_zero_is_an_error_and_never_calls_the_task() {
     run(LOOPED, async {
         let lab = Lab::new(1, ms(10));
         let script = Script::new([]);
-        let result = lab
-            .breaker
-            .execute(
-                0,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(0, &script).run().await;
         assert!(
             matches!(result, Err(ExecuteError::NoAttempts)),
             "{result:?}"
@@ -64,17 +50,7 @@ fn e5_a_first_time_success_returns_the_value_without_sleeping() {
     run(LOOPED, async {
         let lab = Lab::new(1, ms(10));
         let script = Script::new([Ok(7)]);
-        let result = lab
-            .breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(3, &script).run().await;
         assert_eq!(result.unwrap(), 7, "TODO(6): the call must return Ok(7)");
         assert_eq!(
             script.calls(),
@@ -93,17 +69,7 @@ fn e5_a_retryable_failure_is_retried_after_its_backoff() {
     run(LOOPED, async {
         let lab = Lab::new(5, ms(10));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable), Ok(3)]);
-        let result = lab
-            .breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(3, &script).run().await;
         assert_eq!(result.unwrap(), 3, "TODO(6): the call must return Ok(3)");
         assert_eq!(
             script.calls(),
@@ -128,17 +94,7 @@ fn e5_a_non_retryable_error_is_returned_at_once_with_the_original_as_source() {
     run(LOOPED, async {
         let lab = Lab::new(5, ms(10));
         let script = Script::new([Err(Fault::Declined)]);
-        let result = lab
-            .breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(3, &script).run().await;
         let error = result.unwrap_err();
         assert!(
             matches!(
@@ -186,17 +142,7 @@ fn e5_a_non_retryable_error_after_a_retry_ends_the_call_there() {
     run(LOOPED, async {
         let lab = Lab::new(5, ms(10));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Declined), Ok(3)]);
-        let result = lab
-            .breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(3, &script).run().await;
         assert!(
             matches!(
                 result,
@@ -259,19 +205,21 @@ fn e5_the_error_says_whether_the_predicate_or_the_budget_ended_the_call() {
         run(LOOPED, async move {
             let lab = Lab::new(5, ms(10));
             let script = Script::new(outcomes);
-            let result = lab
-                .breaker
-                .execute(
-                    budget,
-                    script.task(),
-                    retryable,
-                    linear,
-                    &CancellationToken::new(),
-                    &lab.sleeper,
-                )
-                .await;
-            assert!(
-                matches!(result, Err(ExecuteError::Task { attempt, reason, .. }) if attempt == last && reason == why),
+            let result = lab.call(budget, &script).run().await;
+            assert_eq!(
+                result.ending(),
+                "Task",
+                "TODO(6): budget {budget}, the call ends with the task's error of attempt {last} \
+                 (E5); got {result:?}"
+            );
+            assert_eq!(
+                result.attempt(),
+                Some(last),
+                "TODO(6): budget {budget}, the call ends after attempt {last} (E5); got {result:?}"
+            );
+            assert_eq!(
+                result.reason(),
+                Some(why),
                 "TODO(6): budget {budget}, the call ends after attempt {last} with reason {why:?}: \
                  `NotRetryable` when the predicate turned the error down with attempts left, \
                  `NoAttemptsLeft` when the budget was spent, even if the predicate would have \
@@ -290,17 +238,7 @@ fn e6_the_last_failure_is_returned_without_a_sleep_after_it() {
             Err(Fault::Timeout),
             Err(Fault::Unavailable),
         ]);
-        let result = lab
-            .breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(3, &script).run().await;
         let error = result.unwrap_err();
         assert!(
             matches!(
@@ -336,17 +274,7 @@ fn e6_a_single_attempt_budget_never_sleeps() {
     run(LOOPED, async {
         let lab = Lab::new(5, ms(10));
         let script = Script::new([Err(Fault::Timeout)]);
-        let result = lab
-            .breaker
-            .execute(
-                1,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(1, &script).run().await;
         assert!(
             matches!(result, Err(ExecuteError::Task { attempt: 1, .. })),
             "TODO(6): the call must end as `result, Err(ExecuteError::Task {{attempt: 1, ..}})`"
@@ -363,17 +291,7 @@ fn e4_every_attempt_is_reported_so_retries_can_open_the_circuit() {
     run(LOOPED, async {
         let lab = Lab::new(2, ms(100));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Timeout)]);
-        let result = lab
-            .breaker
-            .execute(
-                5,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(5, &script).run().await;
         let error = result.unwrap_err();
         assert!(
             matches!(
@@ -409,17 +327,7 @@ fn e4_a_success_after_retries_resets_the_count() {
     run(LOOPED, async {
         let lab = Lab::new(3, ms(10));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Timeout), Ok(1)]);
-        lab.breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await
-            .unwrap();
+        lab.call(3, &script).run().await.unwrap();
         assert_eq!(
             lab.breaker.state(),
             State::Closed { failures: 0 },
@@ -435,17 +343,7 @@ fn e3_a_rejection_ends_the_call_at_once_without_task_sleep_or_spin() {
         lab.trip();
         lab.advance(ms(4));
         let script = Script::new([]);
-        let result = lab
-            .breaker
-            .execute(
-                5,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(5, &script).run().await;
         let error = result.unwrap_err();
         assert!(
             matches!(error, ExecuteError::Rejected { attempt: 1, rejection: Rejected::Open { remaining }, source: None } if remaining == ms(6)),
@@ -477,17 +375,7 @@ fn e3_a_call_refused_because_a_probe_is_out_says_so() {
         lab.advance(ms(10));
         let probe = lab.probe();
         let script = Script::new([]);
-        let result = lab
-            .breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(3, &script).run().await;
         assert!(
             matches!(
                 result,
@@ -521,17 +409,7 @@ fn e8_huge_backoffs_saturate_instead_of_panicking() {
         let lab = Lab::new(10, ms(10));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Timeout), Ok(1)]);
         let huge = backoff::exponential(Duration::MAX, Duration::MAX);
-        let result = lab
-            .breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                huge,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(3, &script).backoff(huge).run().await;
         assert_eq!(result.unwrap(), 1, "TODO(6): the call must return Ok(1)");
         assert_eq!(
             lab.sleeper.delays(),
@@ -549,15 +427,9 @@ fn e9_the_same_inputs_give_the_same_behaviour() {
             let script = Script::new([Err(Fault::Timeout), Ok(5)]);
             let jitter = backoff::jittered_with_seed(backoff::exponential(ms(10), ms(100)), 42);
             let result = lab
-                .breaker
-                .execute(
-                    3,
-                    script.task(),
-                    retryable,
-                    jitter,
-                    &CancellationToken::new(),
-                    &lab.sleeper,
-                )
+                .call(3, &script)
+                .backoff(jitter)
+                .run()
                 .await
                 .map_err(|e| e.to_string());
             (result, lab.sleeper.delays(), lab.breaker.state())
@@ -587,17 +459,7 @@ fn b7_a_panicking_task_panics_the_caller_unchanged_and_counts_as_a_failure() {
     let caught = catch_unwind(AssertUnwindSafe(|| {
         run(LOOPED, async move {
             let task = || async { panic!("payment client exploded") };
-            let _: Result<(), ExecuteError<Fault>> = shared
-                .breaker
-                .execute(
-                    3,
-                    task,
-                    retryable,
-                    linear,
-                    &CancellationToken::new(),
-                    &shared.sleeper,
-                )
-                .await;
+            let _: Result<(), ExecuteError<Fault>> = shared.call_with(3, task).run().await;
         })
     }));
     let payload =
@@ -623,17 +485,7 @@ fn b7_a_task_that_panics_before_returning_its_future_counts_too() {
         run(LOOPED, async move {
             let task =
                 || -> std::future::Ready<Result<(), Fault>> { panic!("could not even start") };
-            let _ = shared
-                .breaker
-                .execute(
-                    3,
-                    task,
-                    retryable,
-                    linear,
-                    &CancellationToken::new(),
-                    &shared.sleeper,
-                )
-                .await;
+            let _ = shared.call_with(3, task).run().await;
         })
     }));
     assert_eq!(
@@ -657,17 +509,7 @@ fn b7_a_panicking_probe_does_not_wedge_the_breaker() {
     let caught = catch_unwind(AssertUnwindSafe(|| {
         run(LOOPED, async move {
             let task = || async { panic!("probe exploded") };
-            let _: Result<(), _> = shared
-                .breaker
-                .execute(
-                    1,
-                    task,
-                    retryable,
-                    linear,
-                    &CancellationToken::new(),
-                    &shared.sleeper,
-                )
-                .await;
+            let _: Result<(), _> = shared.call_with(1, task).run().await;
         })
     }));
     assert!(caught.is_err(), "TODO(6): the panic must reach the caller");
@@ -699,15 +541,10 @@ fn b7_a_panicking_predicate_or_backoff_propagates_after_the_failure_was_counted(
                 };
                 let policy = move |_: u32| -> Duration { panic!("backoff exploded") };
                 let _ = shared
-                    .breaker
-                    .execute(
-                        2,
-                        script.task(),
-                        predicate,
-                        policy,
-                        &CancellationToken::new(),
-                        &shared.sleeper,
-                    )
+                    .call(2, &script)
+                    .retrying(predicate)
+                    .backoff(policy)
+                    .run()
                     .await;
             })
         }));
@@ -792,9 +629,7 @@ fn b7_dropping_the_call_mid_sleep_keeps_the_failures_already_counted() {
     let script = Script::new([Err(Fault::Timeout)]);
     {
         let cancel = CancellationToken::new();
-        let call = lab
-            .breaker
-            .execute(3, script.task(), retryable, linear, &cancel, &Endless);
+        let call = lab.call(3, &script).cancel(&cancel).sleeper(&Endless).run();
         let mut call = pin!(call);
         assert!(
             poll_once(call.as_mut()).is_pending(),
@@ -846,18 +681,7 @@ fn b8_no_lock_is_held_while_the_task_runs_or_the_call_sleeps() {
                 let _ = reader.breaker.state();
                 ms(1)
             };
-            let state = lab
-                .breaker
-                .execute(
-                    2,
-                    task,
-                    retryable,
-                    policy,
-                    &CancellationToken::new(),
-                    &lab.sleeper,
-                )
-                .await
-                .unwrap();
+            let state = lab.call_with(2, task).backoff(policy).run().await.unwrap();
             assert_eq!(
                 state,
                 State::Closed { failures: 1 },
@@ -875,17 +699,7 @@ fn e5_execute_works_on_a_shared_breaker_from_a_spawned_task() {
         let sleeper = lab.sleeper.clone();
         let handle = tokio::spawn(async move {
             let script = Script::new([Err(Fault::Timeout), Ok(9)]);
-            shared
-                .breaker
-                .execute(
-                    2,
-                    script.task(),
-                    retryable,
-                    linear,
-                    &CancellationToken::new(),
-                    &sleeper,
-                )
-                .await
+            shared.call(2, &script).sleeper(&sleeper).run().await
         });
         assert_eq!(
             handle.await.unwrap().unwrap(),
@@ -909,17 +723,7 @@ fn e10_a_refusal_after_a_failed_attempt_carries_that_attempts_error() {
         // is refused. The caller must still learn why.
         let lab = Lab::new(2, ms(100));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable)]);
-        let result = lab
-            .breaker
-            .execute(
-                3,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(3, &script).run().await;
         let error = result.unwrap_err();
         assert!(
             matches!(
@@ -954,17 +758,7 @@ fn e10_a_refusal_of_a_retry_while_the_cooldown_runs_carries_the_failure_that_ope
         // while the circuit is still open.
         let lab = Lab::new(1, ms(100));
         let script = Script::new([Err(Fault::Timeout)]);
-        let result = lab
-            .breaker
-            .execute(
-                5,
-                script.task(),
-                retryable,
-                linear,
-                &CancellationToken::new(),
-                &lab.sleeper,
-            )
-            .await;
+        let result = lab.call(5, &script).run().await;
         let error = result.unwrap_err();
         assert!(
             matches!(
@@ -1043,14 +837,11 @@ fn b7_a_task_panic_caught_by_the_caller_counts_once_even_if_the_call_is_dropped_
     let lab = Lab::new(2, ms(10));
     let cancel = CancellationToken::new();
     // Boxed, so that the test owns the future and decides when it is dropped.
-    let mut call = Box::pin(lab.breaker.execute(
-        3,
-        || async { panic!("the dependency client blew up") },
-        retryable,
-        linear,
-        &cancel,
-        &lab.sleeper,
-    ));
+    let mut call = Box::pin(
+        lab.call_with(3, || async { panic!("the dependency client blew up") })
+            .cancel(&cancel)
+            .run(),
+    );
     let caught = catch_unwind(AssertUnwindSafe(|| {
         let _: std::task::Poll<Result<(), _>> = poll_once(call.as_mut());
     }));
@@ -1172,10 +963,7 @@ fn e5_a_failure_that_ends_the_call_is_returned_even_if_the_token_was_cancelled_d
                 inside.cancel();
                 scripted()
             };
-            let result = lab
-                .breaker
-                .execute(budget, task, retryable, linear, &cancel, &lab.sleeper)
-                .await;
+            let result = lab.call_with(budget, task).cancel(&cancel).run().await;
             assert!(
                 matches!(result, Err(ExecuteError::Task { attempt: 1, source, .. }) if source == fault),
                 "TODO(6): budget {budget}, {fault} while the token was cancelled: nothing would be \
@@ -1225,9 +1013,7 @@ fn b7_a_probe_that_never_finishes_holds_half_open_and_a_deadline_inside_the_task
             let limit = if with_deadline { ms(50) } else { Duration::MAX };
             within(&clock, limit, attempt)
         };
-        let call = lab
-            .breaker
-            .execute(1, hangs, retryable, linear, &cancel, &lab.sleeper);
+        let call = lab.call_with(1, hangs).cancel(&cancel).run();
         let mut call = pin!(call);
         assert!(poll_once(call.as_mut()).is_pending(), "the probe is out");
         lab.advance(Duration::from_secs(3600));

@@ -1,6 +1,7 @@
 //! Fixtures shared by every step: a breaker on a manual clock, scripted
-//! tasks, a timeline for snapshot traces, a watchdog, and manual polling.
+//! tasks, one call of `execute` in a line, a timeline for snapshot traces, a watchdog, and manual polling.
 
+pub mod call;
 pub mod child;
 pub mod fault;
 pub mod gate;
@@ -13,6 +14,7 @@ pub mod sequence_svg;
 pub mod timeline;
 pub mod watchdog;
 
+pub use call::{Ending, linear, no_backoff};
 pub use child::{is_child, isolate, run_child};
 pub use fault::{Fault, retryable};
 pub use gate::Gate;

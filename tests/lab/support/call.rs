@@ -1,0 +1,273 @@
+//! One call of `execute`, as a scenario says it: "three attempts at this
+//! script". Everything else takes the lab's defaults, and a test names only
+//! what its rule is about:
+//!
+//! ```ignore
+//! let result = lab.call(3, &script).run().await;
+//! let result = lab.call(3, &script).retrying(|_| true).cancel(&token).run().await;
+//! let result = lab.call(3, &script).classified(gateway).run().await;
+//! ```
+//!
+//! The defaults: [`retryable`] (every fault but a decline is retried),
+//! [`linear`] backoff, a token nobody cancels, the lab's own sleeper, and no
+//! classifier (the plain `execute`).
+
+use std::future::Future;
+use std::time::Duration;
+
+use retry_breaker::{ExecuteError, GaveUp, Sleeper, Verdict};
+use tokio_util::sync::CancellationToken;
+
+use super::fault::{Fault, retryable};
+use super::lab::{Lab, ms};
+use super::script::Script;
+
+/// The default backoff: 10 ms after the first failure, 20 ms after the
+/// second, and so on.
+pub fn linear(attempt: u32) -> Duration {
+    ms(10) * attempt
+}
+
+/// A backoff of nothing at all, for scenarios where time must not move.
+pub fn no_backoff(_: u32) -> Duration {
+    Duration::ZERO
+}
+
+/// A classifier's type, when the call has none.
+type Unclassified<T, E> = fn(&Result<T, E>) -> Verdict;
+
+/// One call of `execute` (or `execute_classified`) being set up; `run` makes
+/// it.
+#[must_use = "a call does nothing until it is run"]
+pub struct Call<'a, T, E, Task, R, B, S, K = Unclassified<T, E>> {
+    lab: &'a Lab,
+    attempts: u32,
+    task: Task,
+    retryable: R,
+    backoff: B,
+    cancel: CancellationToken,
+    sleeper: &'a S,
+    classify: Option<K>,
+    _outcome: std::marker::PhantomData<fn() -> Result<T, E>>,
+}
+
+impl Lab {
+    /// A call of `attempts` attempts at `script`, with the defaults.
+    pub fn call(
+        &self,
+        attempts: u32,
+        script: &Script,
+    ) -> Call<
+        '_,
+        u32,
+        Fault,
+        impl FnMut() -> std::future::Ready<Result<u32, Fault>> + Send + 'static,
+        fn(&Fault) -> bool,
+        fn(u32) -> Duration,
+        retry_breaker::ManualSleeper,
+    > {
+        self.call_with(attempts, script.task())
+    }
+
+    /// A call of `attempts` attempts at any task, with the defaults.
+    pub fn call_with<T, Task, Fut>(
+        &self,
+        attempts: u32,
+        task: Task,
+    ) -> Call<
+        '_,
+        T,
+        Fault,
+        Task,
+        fn(&Fault) -> bool,
+        fn(u32) -> Duration,
+        retry_breaker::ManualSleeper,
+    >
+    where
+        Task: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Fault>>,
+    {
+        Call {
+            lab: self,
+            attempts,
+            task,
+            retryable,
+            backoff: linear,
+            cancel: CancellationToken::new(),
+            sleeper: &self.sleeper,
+            classify: None,
+            _outcome: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'a, T, E, Task, R, B, S, K> Call<'a, T, E, Task, R, B, S, K> {
+    /// Retries what `retryable` accepts, instead of every fault but a decline.
+    pub fn retrying<R2: Fn(&E) -> bool>(self, retryable: R2) -> Call<'a, T, E, Task, R2, B, S, K> {
+        Call {
+            lab: self.lab,
+            attempts: self.attempts,
+            task: self.task,
+            retryable,
+            backoff: self.backoff,
+            cancel: self.cancel,
+            sleeper: self.sleeper,
+            classify: self.classify,
+            _outcome: self._outcome,
+        }
+    }
+
+    /// Sleeps `backoff(n)` after attempt `n` fails, instead of [`linear`].
+    pub fn backoff<B2: Fn(u32) -> Duration>(
+        self,
+        backoff: B2,
+    ) -> Call<'a, T, E, Task, R, B2, S, K> {
+        Call {
+            lab: self.lab,
+            attempts: self.attempts,
+            task: self.task,
+            retryable: self.retryable,
+            backoff,
+            cancel: self.cancel,
+            sleeper: self.sleeper,
+            classify: self.classify,
+            _outcome: self._outcome,
+        }
+    }
+
+    /// Watches `token` (a clone of it) instead of a token nobody cancels.
+    pub fn cancel(mut self, token: &CancellationToken) -> Self {
+        self.cancel = token.clone();
+        self
+    }
+
+    /// Sleeps through `sleeper` instead of the lab's own.
+    pub fn sleeper<S2: Sleeper>(self, sleeper: &'a S2) -> Call<'a, T, E, Task, R, B, S2, K> {
+        Call {
+            lab: self.lab,
+            attempts: self.attempts,
+            task: self.task,
+            retryable: self.retryable,
+            backoff: self.backoff,
+            cancel: self.cancel,
+            sleeper,
+            classify: self.classify,
+            _outcome: self._outcome,
+        }
+    }
+
+    /// Goes through `execute_classified`, with `classify` giving the verdicts.
+    pub fn classified<K2>(self, classify: K2) -> Call<'a, T, E, Task, R, B, S, K2>
+    where
+        K2: Fn(&Result<T, E>) -> Verdict,
+    {
+        Call {
+            lab: self.lab,
+            attempts: self.attempts,
+            task: self.task,
+            retryable: self.retryable,
+            backoff: self.backoff,
+            cancel: self.cancel,
+            sleeper: self.sleeper,
+            classify: Some(classify),
+            _outcome: self._outcome,
+        }
+    }
+
+    /// Makes the call through the lab's breaker.
+    pub async fn run<Fut>(self) -> Result<T, ExecuteError<E>>
+    where
+        Task: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        R: Fn(&E) -> bool,
+        B: Fn(u32) -> Duration,
+        S: Sleeper,
+        K: Fn(&Result<T, E>) -> Verdict,
+    {
+        let breaker = &self.lab.breaker;
+        match self.classify {
+            None => {
+                breaker
+                    .execute(
+                        self.attempts,
+                        self.task,
+                        self.retryable,
+                        self.backoff,
+                        &self.cancel,
+                        self.sleeper,
+                    )
+                    .await
+            }
+            Some(classify) => {
+                breaker
+                    .execute_classified(
+                        self.attempts,
+                        self.task,
+                        classify,
+                        self.retryable,
+                        self.backoff,
+                        &self.cancel,
+                        self.sleeper,
+                    )
+                    .await
+            }
+        }
+    }
+}
+
+/// How a call ended, one claim at a time, so that each assertion checks one
+/// thing and says which rule it is.
+pub trait Ending<E> {
+    /// The variant the call ended with: `"Ok"`, `"NoAttempts"`,
+    /// `"Cancelled"`, `"Rejected"`, `"TimeMismatch"` or `"Task"`.
+    fn ending(&self) -> &'static str;
+    /// The attempt a `Task` or `Rejected` error names.
+    fn attempt(&self) -> Option<u32>;
+    /// Why a `Task` error was not retried.
+    fn reason(&self) -> Option<GaveUp>;
+    /// How many attempts a `Cancelled` error says ran.
+    fn attempts_made(&self) -> Option<u32>;
+    /// The task's error the call ended with, if it carries one.
+    fn cause(&self) -> Option<&E>;
+}
+
+impl<T, E> Ending<E> for Result<T, ExecuteError<E>> {
+    fn ending(&self) -> &'static str {
+        match self {
+            Ok(_) => "Ok",
+            Err(ExecuteError::NoAttempts) => "NoAttempts",
+            Err(ExecuteError::Cancelled { .. }) => "Cancelled",
+            Err(ExecuteError::Rejected { .. }) => "Rejected",
+            Err(ExecuteError::TimeMismatch { .. }) => "TimeMismatch",
+            Err(ExecuteError::Task { .. }) => "Task",
+            Err(_) => "an ExecuteError this suite does not know",
+        }
+    }
+
+    fn attempt(&self) -> Option<u32> {
+        match self {
+            Err(ExecuteError::Task { attempt, .. } | ExecuteError::Rejected { attempt, .. }) => {
+                Some(*attempt)
+            }
+            _ => None,
+        }
+    }
+
+    fn reason(&self) -> Option<GaveUp> {
+        match self {
+            Err(ExecuteError::Task { reason, .. }) => Some(*reason),
+            _ => None,
+        }
+    }
+
+    fn attempts_made(&self) -> Option<u32> {
+        match self {
+            Err(ExecuteError::Cancelled { attempts_made, .. }) => Some(*attempts_made),
+            _ => None,
+        }
+    }
+
+    fn cause(&self) -> Option<&E> {
+        self.as_ref().err().and_then(ExecuteError::task_error)
+    }
+}
