@@ -427,11 +427,7 @@ fn classified_calls_on_a_window_breaker_with_a_success_threshold_allocate_nothin
     let breaker = RetryBreaker::builder()
         .cooldown(COOLDOWN)
         .success_threshold(2)
-        .window(WindowConfig {
-            size: 16,
-            minimum: 4,
-            failure_rate: 0.5,
-        })
+        .window(WindowConfig::new(16, 4, 0.5))
         .build(clock.clone())
         .expect("valid settings");
     let call = |outcome: Result<u32, Option<Timeout>>| {

@@ -206,11 +206,7 @@ fn half_open_rejection_async(group: &mut BenchmarkGroup<'_, WallTime>) {
 fn window_closed_success_async(group: &mut BenchmarkGroup<'_, WallTime>) {
     let breaker = RetryBreaker::builder()
         .cooldown(COOLDOWN)
-        .window(WindowConfig {
-            size: 20,
-            minimum: 20,
-            failure_rate: 0.5,
-        })
+        .window(WindowConfig::new(20, 20, 0.5))
         .build(TokioClock::new())
         .expect("valid settings");
     let cancel = CancellationToken::new();

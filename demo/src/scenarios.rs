@@ -253,11 +253,7 @@ pub enum Scenario {
 
 /// The window of [`Scenario::TrickleWindow`]: open when half of the last 20
 /// attempts failed, once at least 10 were seen.
-pub const TRICKLE_WINDOW: crate::kit::WindowConfig = crate::kit::WindowConfig {
-    size: 20,
-    minimum: 10,
-    failure_rate: 0.5,
-};
+pub const TRICKLE_WINDOW: crate::kit::WindowConfig = crate::kit::WindowConfig::new(20, 10, 0.5);
 
 /// Requests per cycle of the trickle: a burst as long as the threshold,
 /// then healthy requests, a quarter of them failures.

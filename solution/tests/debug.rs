@@ -66,11 +66,7 @@ fn debug_shows_the_cooldown_left_at_the_clock_reading() {
 #[test]
 fn a_breaker_reports_the_window_it_was_built_with() {
     use retry_breaker_solution::{ManualClock, WindowConfig};
-    let window = WindowConfig {
-        size: 8,
-        minimum: 4,
-        failure_rate: 0.5,
-    };
+    let window = WindowConfig::new(8, 4, 0.5);
     let breaker = RetryBreaker::builder()
         .window(window)
         .build(ManualClock::new())

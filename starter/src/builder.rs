@@ -24,12 +24,12 @@ use crate::window::{Window, WindowConfig};
 /// let breaker = RetryBreaker::builder()
 ///     .cooldown(Duration::from_secs(10))
 ///     .success_threshold(3)
-///     .window(WindowConfig { size: 20, minimum: 20, failure_rate: 0.5 })
+///     .window(WindowConfig::new(20, 20, 0.5))
 ///     .build(ManualClock::new())?;
 /// assert_eq!(breaker.success_threshold(), 3);
 ///
 /// let nonsense = RetryBreaker::builder()
-///     .window(WindowConfig { size: 10, minimum: 20, failure_rate: 0.5 })
+///     .window(WindowConfig::new(10, 20, 0.5))
 ///     .build(ManualClock::new());
 /// assert_eq!(nonsense.unwrap_err(), ConfigError::MinimumAboveSize { minimum: 20, size: 10 });
 /// # Ok::<(), Box<dyn std::error::Error>>(())

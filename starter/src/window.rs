@@ -8,9 +8,21 @@ use crate::error::ConfigError;
 /// attempts, once at least `minimum` of them are in the window and the
 /// share of failures among them is at least `failure_rate`.
 ///
-/// Seed 003's breaker is `WindowConfig { size: 20, minimum: 20,
-/// failure_rate: 0.5 }`: half of the last twenty attempts failed.
+/// Seed 003's breaker is `WindowConfig::new(20, 20, 0.5)`: half of the
+/// last twenty attempts failed. The settings are checked when the breaker is
+/// built ([`Builder::build`](crate::Builder::build)), never here.
+///
+/// The struct may gain settings, so it is built with [`WindowConfig::new`],
+/// not with a struct literal; its fields can be read.
+///
+/// ```
+/// use retry_breaker_starter::WindowConfig;
+///
+/// let window = WindowConfig::new(20, 10, 0.5);
+/// assert_eq!((window.size, window.minimum, window.failure_rate), (20, 10, 0.5));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 // Contract: W1, W3.
 pub struct WindowConfig {
     /// How many counted verdicts the window keeps (N).
@@ -22,6 +34,18 @@ pub struct WindowConfig {
 }
 
 impl WindowConfig {
+    /// A window of the last `size` counted verdicts (N) that opens the
+    /// circuit once it holds at least `minimum` of them (m) and the share of
+    /// failures among them is at least `failure_rate` (r).
+    #[must_use]
+    pub const fn new(size: u32, minimum: u32, failure_rate: f64) -> Self {
+        WindowConfig {
+            size,
+            minimum,
+            failure_rate,
+        }
+    }
+
     /// Checks that the window can work (W3).
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
@@ -99,11 +123,7 @@ mod tests {
     use super::*;
 
     fn window(size: u32, minimum: u32, failure_rate: f64) -> Window {
-        Window::new(WindowConfig {
-            size,
-            minimum,
-            failure_rate,
-        })
+        Window::new(WindowConfig::new(size, minimum, failure_rate))
     }
 
     #[test]

@@ -14,11 +14,7 @@ fn lab(size: u32, minimum: u32, failure_rate: f64) -> Lab {
         RetryBreaker::builder()
             .threshold(2)
             .cooldown(ms(10))
-            .window(WindowConfig {
-                size,
-                minimum,
-                failure_rate,
-            }),
+            .window(WindowConfig::new(size, minimum, failure_rate)),
     )
 }
 
@@ -44,11 +40,7 @@ fn closed(failures: u32) -> State {
 fn w3_a_window_that_cannot_work_is_a_configuration_error() {
     let build = |size, minimum, failure_rate| {
         RetryBreaker::builder()
-            .window(WindowConfig {
-                size,
-                minimum,
-                failure_rate,
-            })
+            .window(WindowConfig::new(size, minimum, failure_rate))
             .build(ManualClock::new())
             .err()
     };

@@ -84,10 +84,8 @@ pub fn scenario() -> impl Strategy<Value = Scenario> {
 pub fn advanced_scenario() -> impl Strategy<Value = Scenario> {
     let window = (1u32..=6)
         .prop_flat_map(|size| (Just(size), 1..=size, 1usize..=4))
-        .prop_map(|(size, minimum, quarter)| WindowConfig {
-            size,
-            minimum,
-            failure_rate: quarter as f64 / 4.0,
+        .prop_map(|(size, minimum, quarter)| {
+            WindowConfig::new(size, minimum, quarter as f64 / 4.0)
         });
     let op = prop_oneof![
         6 => op(),
