@@ -42,7 +42,7 @@ fn shown(result: &Result<u32, ExecuteError<Fault>>) -> String {
         Err(ExecuteError::Task {
             attempt, source, ..
         }) => format!("Task({attempt}, {source})"),
-        Err(ExecuteError::Cancelled { attempts_made }) => format!("Cancelled({attempts_made})"),
+        Err(ExecuteError::Cancelled { attempts_made, .. }) => format!("Cancelled({attempts_made})"),
         Err(ExecuteError::Rejected { attempt, .. }) => format!("Rejected({attempt})"),
         Err(other) => format!("{other:?}"),
     }

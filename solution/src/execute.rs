@@ -24,7 +24,9 @@ impl<C: Clock> RetryBreaker<C> {
     /// retried after sleeping `backoff(n)` (`n` = the attempt that just
     /// failed, from 1) unless it was the last attempt or is not retryable.
     /// There is no sleep before the first attempt or after the last, and a
-    /// cancellation during a sleep ends the call at once.
+    /// cancellation during a sleep ends the call at once. A refusal or a
+    /// cancellation that ends the call after a failed attempt carries that
+    /// attempt's error as its `source`.
     ///
     /// The task is not aborted when the token is cancelled: a deadline or a
     /// cancellation check inside the task is the task's business, and its
@@ -242,10 +244,11 @@ impl<C: Clock> RetryBreaker<C> {
             return Err(ExecuteError::NoAttempts);
         }
         let mut attempt = 1;
-        // The failure that a refusal of the next attempt would hide (E10).
+        // The failure that a refusal or a cancellation of the next attempt
+        // would hide (E10, E7).
         let mut previous = None;
         loop {
-            stop_if_cancelled(cancel, attempt - 1)?;
+            stop_if_cancelled(cancel, attempt - 1, &mut previous)?;
             let permit = match self.try_acquire() {
                 Ok(permit) => permit,
                 Err(rejection) => {
@@ -267,45 +270,59 @@ impl<C: Clock> RetryBreaker<C> {
                     source: error,
                 });
             }
-            pause(sleeper, backoff(attempt), cancel, attempt).await?;
             previous = Some(error);
+            pause(sleeper, backoff(attempt), cancel, attempt, &mut previous).await?;
             attempt += 1;
         }
         // END TODO
     }
 }
 
-/// Ends the call if the token was cancelled before the next attempt (E2).
+/// Ends the call if the token was cancelled before the next attempt (E2),
+/// with the error of the attempt before it (`previous`), if one ran.
 fn stop_if_cancelled<E>(
     cancel: &CancellationToken,
     attempts_made: u32,
+    previous: &mut Option<E>,
 ) -> Result<(), ExecuteError<E>> {
     // BEGIN TODO(7): a cancelled token ends the call before the next attempt (E2)
     if cancel.is_cancelled() {
-        return Err(ExecuteError::Cancelled { attempts_made });
+        return Err(cancelled(attempts_made, previous));
     }
     // STARTER:
     // END TODO
     Ok(())
 }
 
-/// Sleeps out one backoff delay, unless the token is cancelled first (E7).
+/// The call's end by cancellation after `attempts_made` attempts, carrying
+/// the last one's error, `previous`, so the caller still learns why the
+/// call was waiting (E2, E7).
+fn cancelled<E>(attempts_made: u32, previous: &mut Option<E>) -> ExecuteError<E> {
+    ExecuteError::Cancelled {
+        attempts_made,
+        source: previous.take(),
+    }
+}
+
+/// Sleeps out one backoff delay, unless the token is cancelled first (E7);
+/// `previous` is the failure the sleep is for.
 async fn pause<S, E>(
     sleeper: &S,
     delay: Duration,
     cancel: &CancellationToken,
     attempts_made: u32,
+    previous: &mut Option<E>,
 ) -> Result<(), ExecuteError<E>>
 where
     S: Sleeper,
 {
     // BEGIN TODO(7): stop sleeping as soon as the token is cancelled (E7)
     // A call cancelled already does not even ask the sleeper.
-    stop_if_cancelled(cancel, attempts_made)?;
+    stop_if_cancelled(cancel, attempts_made, previous)?;
     cancel
         .run_until_cancelled(sleeper.sleep(delay))
         .await
-        .ok_or(ExecuteError::Cancelled { attempts_made })
+        .ok_or_else(|| cancelled(attempts_made, previous))
     // STARTER: sleeper.sleep(delay).await;
     // STARTER: Ok(())
     // END TODO

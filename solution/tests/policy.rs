@@ -138,7 +138,10 @@ fn a_cancelled_policy_makes_no_attempt() {
     let error = block_on(policy.run(&breaker, &clock.sleeper(), task)).unwrap_err();
     assert!(matches!(
         error,
-        ExecuteError::Cancelled { attempts_made: 0 }
+        ExecuteError::Cancelled {
+            attempts_made: 0,
+            ..
+        }
     ));
     assert_eq!(left.lock().unwrap().len(), 1);
 }

@@ -150,6 +150,11 @@ pub enum ExecuteError<E> {
     // Contract: E1.
     NoAttempts,
     /// The token was cancelled before an attempt or during a backoff sleep.
+    ///
+    /// If an attempt of this call failed before the cancellation, its error
+    /// is the `source`: the failure the call was waiting to retry, which
+    /// the caller should still learn. A call cancelled before its first
+    /// attempt carries none.
     #[error(
         "the call was cancelled after {attempts_made} attempt(s), so no further attempt was made"
     )]
@@ -157,6 +162,8 @@ pub enum ExecuteError<E> {
     Cancelled {
         /// Attempts that ran before the cancellation was noticed.
         attempts_made: u32,
+        /// The error of this call's last attempt, if one ran.
+        source: Option<E>,
     },
     /// The breaker refused an attempt. Retrying at once would only spin.
     ///
@@ -211,6 +218,10 @@ pub enum GaveUp {
     NoAttemptsLeft,
     /// The `retryable` predicate turned the error down, with attempts left.
     NotRetryable,
+    /// The error was retryable, with attempts left, but there was no copy of
+    /// the request to send again: the clone function of a `BreakerLayer`
+    /// said no (M2).
+    NoCopyLeft,
 }
 
 impl GaveUp {
@@ -231,18 +242,21 @@ impl fmt::Display for GaveUp {
         f.write_str(match self {
             GaveUp::NoAttemptsLeft => "no attempts were left",
             GaveUp::NotRetryable => "the error is not retryable",
+            GaveUp::NoCopyLeft => "no copy of the request was left to retry with",
         })
     }
 }
 
 impl<E> ExecuteError<E> {
     /// The task's last error: the reason for [`ExecuteError::Task`], or the
-    /// failure before a refusal.
+    /// failure before a refusal or a cancellation.
     #[must_use]
     pub fn task_error(&self) -> Option<&E> {
         match self {
             ExecuteError::Task { source, .. } => Some(source),
-            ExecuteError::Rejected { source, .. } => source.as_ref(),
+            ExecuteError::Rejected { source, .. } | ExecuteError::Cancelled { source, .. } => {
+                source.as_ref()
+            }
             _ => None,
         }
     }
@@ -253,7 +267,9 @@ impl<E> ExecuteError<E> {
     pub fn into_task_error(self) -> Option<E> {
         match self {
             ExecuteError::Task { source, .. } => Some(source),
-            ExecuteError::Rejected { source, .. } => source,
+            ExecuteError::Rejected { source, .. } | ExecuteError::Cancelled { source, .. } => {
+                source
+            }
             _ => None,
         }
     }
@@ -276,7 +292,13 @@ where
         let erase = |source: E| ErasedError(source.into());
         match self {
             ExecuteError::NoAttempts => ExecuteError::NoAttempts,
-            ExecuteError::Cancelled { attempts_made } => ExecuteError::Cancelled { attempts_made },
+            ExecuteError::Cancelled {
+                attempts_made,
+                source,
+            } => ExecuteError::Cancelled {
+                attempts_made,
+                source: source.map(erase),
+            },
             ExecuteError::TimeMismatch {
                 clock,
                 sleeper,

@@ -24,7 +24,9 @@ impl<C: Clock> RetryBreaker<C> {
     /// retried after sleeping `backoff(n)` (`n` = the attempt that just
     /// failed, from 1) unless it was the last attempt or is not retryable.
     /// There is no sleep before the first attempt or after the last, and a
-    /// cancellation during a sleep ends the call at once.
+    /// cancellation during a sleep ends the call at once. A refusal or a
+    /// cancellation that ends the call after a failed attempt carries that
+    /// attempt's error as its `source`.
     ///
     /// The task is not aborted when the token is cancelled: a deadline or a
     /// cancellation check inside the task is the task's business, and its
@@ -244,19 +246,32 @@ impl<C: Clock> RetryBreaker<C> {
     }
 }
 
-/// Ends the call if the token was cancelled before the next attempt (E2).
+/// Ends the call if the token was cancelled before the next attempt (E2),
+/// with the error of the attempt before it (`previous`), if one ran.
 // (Generated: the TODO below leaves names unused until it is done.)
 #[allow(unused_variables, unused_mut, unreachable_code)]
 fn stop_if_cancelled<E>(
     cancel: &CancellationToken,
     attempts_made: u32,
+    previous: &mut Option<E>,
 ) -> Result<(), ExecuteError<E>> {
     // TODO(7): a cancelled token ends the call before the next attempt (E2)
     // (Skipped for now, so the earlier steps keep working.)
     Ok(())
 }
 
-/// Sleeps out one backoff delay, unless the token is cancelled first (E7).
+/// The call's end by cancellation after `attempts_made` attempts, carrying
+/// the last one's error, `previous`, so the caller still learns why the
+/// call was waiting (E2, E7).
+fn cancelled<E>(attempts_made: u32, previous: &mut Option<E>) -> ExecuteError<E> {
+    ExecuteError::Cancelled {
+        attempts_made,
+        source: previous.take(),
+    }
+}
+
+/// Sleeps out one backoff delay, unless the token is cancelled first (E7);
+/// `previous` is the failure the sleep is for.
 // (Generated: the TODO below leaves names unused until it is done.)
 #[allow(unused_variables, unused_mut, unreachable_code)]
 async fn pause<S, E>(
@@ -264,6 +279,7 @@ async fn pause<S, E>(
     delay: Duration,
     cancel: &CancellationToken,
     attempts_made: u32,
+    previous: &mut Option<E>,
 ) -> Result<(), ExecuteError<E>>
 where
     S: Sleeper,

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use retry_breaker::{
-    BreakerLayer, ExecuteError, ManualClock, ManualSleeper, Registry, RetryBreaker, RetryPolicy,
-    State, Verdict,
+    BreakerLayer, ExecuteError, GaveUp, ManualClock, ManualSleeper, Registry, RetryBreaker,
+    RetryPolicy, State, Verdict,
 };
 use tokio_util::sync::CancellationToken;
 use tower::{Layer, Service};
@@ -322,7 +322,13 @@ fn m1_the_policy_s_cancellation_ends_calls_before_any_attempt() {
             let mut client = by_route(&setup, policy().cancel_on(cancel)).layer(gateway.clone());
             let result = client.call("/refunds".to_owned()).await;
             assert!(
-                matches!(result, Err(ExecuteError::Cancelled { attempts_made: 0 })),
+                matches!(
+                    result,
+                    Err(ExecuteError::Cancelled {
+                        attempts_made: 0,
+                        ..
+                    })
+                ),
                 "M1: the layer's cancellation token ends the call (TODO(14)); got {result:?}"
             );
             assert_eq!(
@@ -409,6 +415,17 @@ fn m2_a_request_that_cannot_be_cloned_gets_exactly_one_attempt() {
                 ),
                 "M2: a request that cannot be cloned is sent once and its error returned (TODO(14)); got {result:?}"
             );
+            assert!(
+                matches!(
+                    result,
+                    Err(ExecuteError::Task {
+                        reason: GaveUp::NoCopyLeft,
+                        ..
+                    })
+                ),
+                "M2: the error says the call stopped because no copy was left to retry with \
+                 (TODO(14)); got {result:?}"
+            );
             assert_eq!(gateway.count("/charges"), 1, "M2: one attempt (TODO(14))");
             assert!(
                 setup.sleeper.delays().is_empty(),
@@ -418,6 +435,67 @@ fn m2_a_request_that_cannot_be_cloned_gets_exactly_one_attempt() {
                 setup.registry.breaker("/charges").state(),
                 State::Closed { failures: 1 },
                 "M2: the single attempt still goes through the route's breaker (TODO(14))"
+            );
+        },
+    );
+}
+
+#[test]
+fn m2_a_request_whose_copies_run_out_stops_retrying_with_the_last_error() {
+    run(
+        "M2: a call through the layer did not finish (TODO(14))",
+        async {
+            let setup = setup();
+            let gateway = Gateway::new(&["/charges"]);
+            // One copy, then no more: the first attempt sends the copy, the
+            // second the original, and a third has nothing to send.
+            let copies_left = Arc::new(Mutex::new(1_u32));
+            let layer = BreakerLayer::cloning_with(
+                Arc::clone(&setup.registry),
+                policy(),
+                setup.sleeper.clone(),
+                |route: &String| route.clone(),
+                move |route: &String| {
+                    let mut left = copies_left.lock().unwrap();
+                    *left = (*left).checked_sub(1)?;
+                    Some(route.clone())
+                },
+            );
+            let mut client = layer.layer(gateway.clone());
+            let result = client.call("/charges".to_owned()).await;
+            assert!(
+                matches!(
+                    result,
+                    Err(ExecuteError::Task {
+                        attempt: 2,
+                        source: "503",
+                        ..
+                    })
+                ),
+                "M2: once the request cannot be copied again, the call ends with the last \
+                 attempt's error, without a panic (TODO(14)); got {result:?}"
+            );
+            assert!(
+                matches!(
+                    result,
+                    Err(ExecuteError::Task {
+                        reason: GaveUp::NoCopyLeft,
+                        ..
+                    })
+                ),
+                "M2: the error says the call stopped because no copy was left to retry with \
+                 (TODO(14)); got {result:?}"
+            );
+            assert_eq!(
+                gateway.count("/charges"),
+                2,
+                "M2: the copy and then the original reach the gateway, nothing more (TODO(14))"
+            );
+            assert_eq!(
+                setup.registry.breaker("/charges").state(),
+                State::Closed { failures: 2 },
+                "M2: two failures were observed and two are counted, not a third for a retry \
+                 that was never sent (TODO(14))"
             );
         },
     );

@@ -34,6 +34,11 @@ fn e2_a_token_cancelled_before_the_call_means_no_attempt_at_all() {
         );
         assert_eq!(script.calls(), 0, "E2: the task is not invoked");
         assert_eq!(
+            result.cause(),
+            None,
+            "TODO(7): a call cancelled before its first attempt has no task error to carry (E2)"
+        );
+        assert_eq!(
             lab.breaker.state(),
             State::Closed { failures: 0 },
             "TODO(7): the breaker must now be `State::Closed {{failures: 0}}`"
@@ -316,7 +321,7 @@ fn shown(result: &Result<u32, ExecuteError<Fault>>) -> Result<u32, String> {
         Err(ExecuteError::Task {
             attempt, source, ..
         }) => Err(format!("Task({attempt}, {source})")),
-        Err(ExecuteError::Cancelled { attempts_made }) => {
+        Err(ExecuteError::Cancelled { attempts_made, .. }) => {
             Err(format!("Cancelled({attempts_made})"))
         }
         Err(other) => Err(format!("{other:?}")),
@@ -456,6 +461,141 @@ fn e2_a_cancelled_token_wins_over_an_open_circuit_and_asks_nothing() {
         assert!(
             lab.sleeper.delays().is_empty(),
             "TODO(7): no backoff sleep may be asked for here"
+        );
+    });
+}
+
+// --- What a cancelled call still tells its caller (E2, E7) ---
+
+/// A sleeper that cancels the token during its `nth` sleep (from 1) and
+/// never finishes that one; the sleeps before it finish at once.
+struct CancelsDuringSleep {
+    cancel: CancellationToken,
+    nth: usize,
+    slept: std::sync::atomic::AtomicUsize,
+}
+
+impl CancelsDuringSleep {
+    fn new(cancel: &CancellationToken, nth: usize) -> Self {
+        CancelsDuringSleep {
+            cancel: cancel.clone(),
+            nth,
+            slept: Default::default(),
+        }
+    }
+}
+
+impl Sleeper for CancelsDuringSleep {
+    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
+        let sleep = self.slept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let (cancel, last) = (self.cancel.clone(), sleep == self.nth);
+        async move {
+            if last {
+                cancel.cancel();
+                pending::<()>().await;
+            }
+        }
+    }
+}
+
+#[test]
+fn e7_a_call_cancelled_during_its_backoff_carries_the_failure_it_was_waiting_to_retry() {
+    // The sleep after attempt `nth` is cancelled; attempt n fails with faults[n - 1].
+    let faults = [Fault::Timeout, Fault::Unavailable, Fault::Timeout];
+    for nth in 1..=2 {
+        run(LOOPED, async move {
+            let lab = Lab::new(5, ms(10));
+            let script = Script::new(faults.map(Err));
+            let cancel = CancellationToken::new();
+            let sleeper = CancelsDuringSleep::new(&cancel, nth);
+            let result = lab
+                .call(3, &script)
+                .cancel(&cancel)
+                .sleeper(&sleeper)
+                .run()
+                .await;
+            assert_eq!(
+                result.ending(),
+                "Cancelled",
+                "TODO(7): the token was cancelled during the sleep after attempt {nth}, so the \
+                 call ends cancelled (E7); got {result:?}"
+            );
+            assert_eq!(
+                result.cause(),
+                Some(&faults[nth - 1]),
+                "TODO(7): a call cancelled during the sleep after attempt {nth} carries that \
+                 attempt's error, the failure it was waiting to retry, as a refusal does (E7, \
+                 E10); pass `previous` on to `cancelled`; got {result:?}"
+            );
+        });
+    }
+}
+
+#[test]
+fn e7_a_call_cancelled_before_its_next_attempt_carries_the_failure_before_it() {
+    // The sleep finishes, then the token is found cancelled before attempt 2.
+    run(LOOPED, async {
+        let lab = Lab::new(5, ms(10));
+        let script = Script::new([Err(Fault::Unavailable), Ok(1)]);
+        let cancel = CancellationToken::new();
+        let sleeper = CancelsWhileAsleep {
+            cancel: cancel.clone(),
+            finishes: true,
+        };
+        let result = lab
+            .call(3, &script)
+            .cancel(&cancel)
+            .sleeper(&sleeper)
+            .run()
+            .await;
+        assert_eq!(
+            result.attempts_made(),
+            Some(1),
+            "TODO(7): the token is checked before attempt 2, so one attempt ran (E2); got \
+             {result:?}"
+        );
+        assert_eq!(
+            result.cause(),
+            Some(&Fault::Unavailable),
+            "TODO(7): a call cancelled before its next attempt carries the error of the attempt \
+             before it (E2, E10); got {result:?}"
+        );
+        let error = result.unwrap_err();
+        assert_eq!(
+            std::error::Error::source(&error).map(ToString::to_string),
+            Some("unavailable".to_owned()),
+            "TODO(7): the cancellation's `source()` is the last attempt's error (E2, E10)"
+        );
+    });
+}
+
+#[test]
+fn e7_a_call_cancelled_after_a_failed_attempt_carries_its_error_without_sleeping() {
+    // The caller gives up while attempt 2 is in flight; it fails and would
+    // be retried, so the call ends cancelled before the sleep, with its error.
+    run(LOOPED, async {
+        let lab = Lab::new(5, ms(10));
+        let cancel = CancellationToken::new();
+        let inside = cancel.clone();
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable), Ok(1)]);
+        let mut scripted = script.task();
+        let task = move || {
+            if script.calls() == 1 {
+                inside.cancel();
+            }
+            scripted()
+        };
+        let result = lab.call_with(3, task).cancel(&cancel).run().await;
+        assert_eq!(
+            result.attempts_made(),
+            Some(2),
+            "TODO(7): two attempts ran before the token was noticed (E7); got {result:?}"
+        );
+        assert_eq!(
+            result.cause(),
+            Some(&Fault::Unavailable),
+            "TODO(7): the call ends cancelled with attempt 2's error, not attempt 1's and not \
+             none (E7, E10); got {result:?}"
         );
     });
 }

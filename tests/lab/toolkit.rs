@@ -117,7 +117,11 @@ fn every_error_message_is_a_sentence_about_what_happened() {
     assert!(open.contains("open") && open.contains("5ms"), "{open}");
     let busy = Rejected::ProbeInFlight.to_string();
     assert!(busy.contains("probe"), "{busy}");
-    let cancelled = ExecuteError::<Fault>::Cancelled { attempts_made: 2 }.to_string();
+    let cancelled = ExecuteError::<Fault>::Cancelled {
+        attempts_made: 2,
+        source: None,
+    }
+    .to_string();
     assert!(
         cancelled.contains("cancelled") && cancelled.contains('2'),
         "{cancelled}"

@@ -560,7 +560,7 @@ fn check_calls(
             Err(ExecuteError::Rejected { attempt, .. }) => {
                 *attempt == invocations + 1 && slept == invocations
             }
-            Err(ExecuteError::Cancelled { attempts_made }) => {
+            Err(ExecuteError::Cancelled { attempts_made, .. }) => {
                 let cancelled_at = events
                     .iter()
                     .position(|e| matches!(e, Event::Cancelled { .. }));
