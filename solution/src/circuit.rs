@@ -168,12 +168,15 @@ impl Circuit {
         // END TODO
         // BEGIN TODO(12): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
         if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
+            // The clock first: a clock that panics must find nothing changed
+            // (B12).
+            let now = clock.now();
             window.record(false);
             // A success lowers the share, but it may be the verdict that
             // brings the window to its minimum: the rule is checked after
             // every verdict, as resilience4j does.
             if window.trips() {
-                self.trip(clock.now());
+                self.trip(now);
             } else {
                 self.mode = Mode::Closed {
                     failures: window.failures(),
@@ -221,9 +224,10 @@ impl Circuit {
         // END TODO
         // BEGIN TODO(12): in window mode, a failure in CLOSED enters the window, and the window decides (W1)
         if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
+            let now = clock.now();
             window.record(true);
             if window.trips() {
-                self.trip(clock.now());
+                self.trip(now);
             } else {
                 self.mode = Mode::Closed {
                     failures: window.failures(),
@@ -264,6 +268,16 @@ impl Circuit {
             self.mode = Mode::HalfOpen { probe_out: false };
         }
         // END TODO
+    }
+
+    /// A report of an attempt admitted in `generation` was interrupted by a
+    /// panic (the user's clock, B12) before it changed anything. The
+    /// current probe hands its slot back with no verdict, as a dropped
+    /// probe does; any other attempt holds no slot, and nothing was counted.
+    pub(crate) fn interrupted(&mut self, generation: Generation) {
+        if self.mode == (Mode::HalfOpen { probe_out: true }) && generation == self.generation {
+            self.abandon(generation);
+        }
     }
 
     /// Takes the transition made by the last operation, if any.

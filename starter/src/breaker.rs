@@ -216,11 +216,51 @@ impl<C: Clock> RetryBreaker<C> {
 
     #[inline]
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
-        self.update(|circuit, clock| circuit.on_success(generation, clock))
+        self.record(generation, |circuit, clock| {
+            circuit.on_success(generation, clock)
+        })
     }
 
     pub(crate) fn record_failure(&self, generation: Generation) -> Recorded {
-        self.update(|circuit, clock| circuit.on_failure(generation, clock))
+        self.record(generation, |circuit, clock| {
+            circuit.on_failure(generation, clock)
+        })
+    }
+
+    /// Records the outcome of an attempt admitted in `generation`, then
+    /// tells the hook about any transition it made.
+    ///
+    /// The clock is the user's code too (B12). If it panics while the
+    /// outcome is recorded (a trip or a probe's verdict reads it), the
+    /// circuit has changed nothing, since it checks everything before it
+    /// changes anything: the attempt is then given back with no verdict, as
+    /// a permit dropped unreported is, so an interrupted probe hands its
+    /// slot back instead of holding HALF-OPEN forever. The clock's panic
+    /// goes on to the reporter, unless a panic is already unwinding (a
+    /// permit dropped by a panic): then it is dropped, as a hook's would be
+    /// (B11), so the first panic reaches its caller unchanged and the
+    /// process never aborts. Nothing was counted, so the answer is then
+    /// [`Recorded::Stale`].
+    fn record(
+        &self,
+        generation: Generation,
+        operation: impl FnOnce(&mut Circuit, &C) -> Recorded,
+    ) -> Recorded {
+        let (recorded, transition) = self.locked(|circuit, clock| {
+            let recorded = panic::catch_unwind(AssertUnwindSafe(|| operation(circuit, clock)));
+            if recorded.is_err() {
+                circuit.interrupted(generation);
+            }
+            recorded
+        });
+        if let Some(transition) = transition {
+            self.notify(&transition);
+        }
+        match recorded {
+            Ok(recorded) => recorded,
+            Err(_) if thread::panicking() => Recorded::Stale,
+            Err(payload) => panic::resume_unwind(payload),
+        }
     }
 
     pub(crate) fn abandon(&self, generation: Generation) {

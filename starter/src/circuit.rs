@@ -209,6 +209,16 @@ impl Circuit {
         )
     }
 
+    /// A report of an attempt admitted in `generation` was interrupted by a
+    /// panic (the user's clock, B12) before it changed anything. The
+    /// current probe hands its slot back with no verdict, as a dropped
+    /// probe does; any other attempt holds no slot, and nothing was counted.
+    pub(crate) fn interrupted(&mut self, generation: Generation) {
+        if self.mode == (Mode::HalfOpen { probe_out: true }) && generation == self.generation {
+            self.abandon(generation);
+        }
+    }
+
     /// Takes the transition made by the last operation, if any.
     pub(crate) fn take_transition(&mut self) -> Option<Transition> {
         self.transition.take()

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use retry_breaker::{ConfigError, ManualClock, Phase, Recorded, RetryBreaker, State};
 
-use crate::support::{Lab, ms};
+use crate::support::breaker_core::{CLOCK_PANIC, Core, spawned};
+use crate::support::{Lab, guard, ms};
 
 #[test]
 fn b1_a_zero_threshold_is_refused_with_a_clear_error() {
@@ -366,4 +367,111 @@ fn b6_counting_in_a_closed_circuit_starts_no_new_generation() {
         lab.transitions().is_empty(),
         "TODO(1): no transition yet (B2)"
     );
+}
+
+#[test]
+fn b12_an_owned_permit_reports_from_a_spawned_task_like_a_borrowed_one() {
+    let core = Core::new(1, ms(5));
+    let permit = core.breaker.try_acquire_owned().unwrap();
+    let admitted_in = permit.generation();
+    let recorded = spawned(async move { permit.failure() })
+        .expect("TODO(1): the spawned task reports its failure (B2)");
+    assert_eq!(
+        recorded,
+        Recorded::Counted,
+        "TODO(1): B9, B12, an owned permit's failure is counted as a borrowed one's"
+    );
+    assert_eq!(
+        core.breaker.state(),
+        State::Open { remaining: ms(5) },
+        "TODO(1): B2, B12, it reached the threshold of 1: OPEN for the cooldown"
+    );
+    assert_ne!(
+        core.breaker.generation(),
+        admitted_in,
+        "TODO(1): B2, opening is a transition, with a new generation"
+    );
+    assert_eq!(
+        std::sync::Arc::strong_count(&core.breaker),
+        1,
+        "B12: a permit that reported lets go of its breaker"
+    );
+}
+
+#[test]
+fn b12_a_clock_that_panics_at_the_trip_reaches_the_reporter_and_counts_nothing() {
+    let core = Core::new(2, ms(10));
+    core.breaker.try_acquire().unwrap().failure();
+    let mut admitted = None;
+    assert_eq!(
+        core.broken(|| admitted = Some(core.breaker.try_acquire())),
+        None,
+        "B12: admission into a CLOSED circuit needs no time, so it reads no clock"
+    );
+    let permit = admitted
+        .expect("admitted")
+        .expect("a closed circuit admits every attempt");
+    assert_eq!(
+        core.broken(|| permit.failure()).as_deref(),
+        Some(CLOCK_PANIC),
+        "B12: the failure that reaches the threshold reads the clock for the deadline, and its \
+         panic reaches the reporter unchanged (TODO(1))"
+    );
+    assert_eq!(
+        core.breaker.state(),
+        State::Closed { failures: 1 },
+        "B12: the interrupted failure records no verdict: still CLOSED with one failure (TODO(1))"
+    );
+    core.advance(ms(4));
+    core.breaker.try_acquire().unwrap().failure();
+    assert_eq!(
+        core.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(1): B2, B12, not wedged: the next failure trips, at its own reading"
+    );
+}
+
+#[test]
+fn b10_debug_shows_the_cooldown_left_at_the_clock_reading_taken_outside_the_lock() {
+    let shown = guard(
+        "Debug read the clock while holding the breaker's lock, and the clock's reader waited for it",
+        Duration::from_secs(5),
+        || {
+            let core = Core::new(1, ms(10));
+            core.trip();
+            core.advance(ms(4));
+            // Reading the generation takes the lock: it would wait for ever
+            // if the clock were read under it.
+            core.on_next_read(|breaker| {
+                let _ = breaker.generation();
+            });
+            format!("{:?}", core.breaker)
+        },
+    );
+    assert!(
+        shown.starts_with("RetryBreaker { state: Open { remaining: 6ms }"),
+        "TODO(1): B10, 4 ms into a 10 ms cooldown: {shown}"
+    );
+    assert!(
+        shown.ends_with(", .. }"),
+        "Debug says it does not show everything: {shown}"
+    );
+}
+
+/// A control: the breaker reports the settings it was built with (provided
+/// code, so it passes from the start).
+#[test]
+fn w1_a_breaker_reports_the_window_it_was_built_with_and_none_without() {
+    let window = retry_breaker::WindowConfig::new(8, 4, 0.5);
+    let built = RetryBreaker::builder()
+        .window(window)
+        .build(ManualClock::new())
+        .expect("valid settings");
+    assert_eq!(
+        built.window(),
+        Some(window),
+        "W1: the window it was built with"
+    );
+    let plain = RetryBreaker::new(1, ms(10), ManualClock::new()).expect("valid");
+    assert_eq!(plain.window(), None, "W1: consecutive mode has no window");
 }

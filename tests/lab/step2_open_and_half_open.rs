@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use retry_breaker::{Phase, Recorded, Rejected, State};
 
+use crate::support::breaker_core::{CLOCK_PANIC, Core, TestClock};
 use crate::support::{Lab, ms};
 
 const NOT_YET: &str =
@@ -442,5 +443,171 @@ fn b8_a_hook_may_even_ask_for_a_permit_and_report_on_it() {
                 "TODO(2): a refusal is no transition"
             );
         },
+    );
+}
+
+#[test]
+fn b12_a_clock_that_panics_at_an_open_admission_changes_nothing_before_or_at_the_deadline() {
+    let core = Core::new(1, ms(10));
+    core.trip();
+    let opened_in = core.breaker.generation();
+    for (at, left) in [(ms(4), ms(6)), (ms(6), Duration::ZERO)] {
+        core.advance(at);
+        assert_eq!(
+            core.broken(|| core.breaker.try_acquire().map(drop))
+                .as_deref(),
+            Some(CLOCK_PANIC),
+            "B12: an admission into an OPEN circuit reads the clock, and its panic reaches the \
+             caller of try_acquire unchanged"
+        );
+        assert_eq!(
+            core.breaker.state(),
+            State::Open { remaining: left },
+            "B12: the interrupted admission changed nothing: still OPEN until 10 ms"
+        );
+        assert_eq!(
+            core.breaker.generation(),
+            opened_in,
+            "B12: no probe was admitted, so no transition"
+        );
+    }
+    core.probe().success();
+    assert_eq!(
+        core.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(2): B12, not wedged: once the clock works, the next attempt is the probe"
+    );
+}
+
+#[test]
+fn b10_b12_a_clock_that_panics_when_the_state_is_read_changes_nothing() {
+    let core = Core::new(1, ms(10));
+    core.trip();
+    core.advance(ms(4));
+    assert_eq!(
+        core.broken(|| core.breaker.state()).as_deref(),
+        Some(CLOCK_PANIC),
+        "B10, B12: reading an OPEN state reads the clock, and its panic reaches the reader"
+    );
+    assert_eq!(
+        core.broken(|| format!("{:?}", core.breaker)).as_deref(),
+        Some(CLOCK_PANIC),
+        "B12: so does Debug's reading"
+    );
+    assert_eq!(
+        core.breaker.state(),
+        State::Open { remaining: ms(6) },
+        "B10, B12: reads change nothing, even interrupted"
+    );
+    core.advance(ms(6));
+    core.probe().success();
+    assert_eq!(
+        core.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(2): B12, not wedged: the probe at the deadline closes the circuit"
+    );
+}
+
+/// Whether the crate under test refuses an OPEN attempt without its lock.
+/// Only the solution does (its lock-free shortcut); a refusal under the lock
+/// reads the clock inside the critical section, where nothing can happen
+/// between the reading and the state (and where a reopening would wait for
+/// the lock).
+fn refuses_without_the_lock() -> bool {
+    retry_breaker::UNDER_TEST == "solution"
+}
+
+#[test]
+fn b3_a_refusal_never_says_more_than_a_cooldown_is_left_even_when_the_circuit_reopens_as_it_reads_the_clock()
+ {
+    let core = Core::new(1, ms(10));
+    core.trip();
+    core.advance(ms(5));
+    // Right after the refusal's reading at t = 5 ms, another caller probes
+    // at t = 12 ms and fails: OPEN again, until 22 ms.
+    let reopen = |breaker: &retry_breaker::RetryBreaker<TestClock>| {
+        breaker.clock().advance(ms(7));
+        breaker
+            .try_acquire()
+            .expect("TODO(2): at 12 ms the cooldown is over: the probe")
+            .failure();
+    };
+    let refused = if refuses_without_the_lock() {
+        core.on_next_read(reopen);
+        core.breaker.try_acquire().err()
+    } else {
+        let refused = core.breaker.try_acquire().err();
+        reopen(&core.breaker);
+        refused
+    };
+    let Some(Rejected::Open { remaining }) = refused else {
+        panic!("TODO(2): B3, at 5 ms into a 10 ms cooldown the attempt is refused: {refused:?}");
+    };
+    assert!(
+        remaining <= ms(10),
+        "B3: a refusal never says more than a cooldown is left, but said {remaining:?} of 10 ms: \
+         it read the clock (5 ms) before it read the state, which a probe failing at 12 ms had \
+         reopened until 22 ms in between (the state first, then the clock)"
+    );
+    assert_eq!(
+        remaining,
+        ms(5),
+        "B3: the refusal takes effect at its clock reading, 5 ms, when the circuit was OPEN until \
+         10 ms: 5 ms left"
+    );
+    assert_eq!(
+        core.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(2): B5, the probe that failed at 12 ms reopened the circuit until 22 ms"
+    );
+}
+
+#[test]
+fn b12_an_owned_permit_is_admitted_refused_and_reported_like_a_borrowed_one() {
+    let core = Core::new(1, ms(5));
+    core.breaker.try_acquire_owned().unwrap().failure();
+    assert_eq!(
+        core.breaker.try_acquire_owned().err(),
+        Some(Rejected::Open { remaining: ms(5) }),
+        "TODO(2): B3, B12, an owned permit is refused as a borrowed one is"
+    );
+    assert_eq!(
+        std::sync::Arc::strong_count(&core.breaker),
+        1,
+        "B12: a refusal holds no share of the breaker"
+    );
+    core.advance(ms(5));
+    let probe = core
+        .breaker
+        .try_acquire_owned()
+        .expect("TODO(2): B4, B12, the first owned attempt at the deadline is the probe");
+    assert_eq!(
+        probe.generation(),
+        core.breaker.generation(),
+        "B12: the probe belongs to the generation that admitted it"
+    );
+    assert_ne!(
+        probe.generation().get(),
+        0,
+        "TODO(2): B5, opening and probing started new generations"
+    );
+    assert!(
+        format!("{probe:?}").contains(&format!("{:?}", probe.generation())),
+        "an owned permit's Debug shows its generation: {probe:?}"
+    );
+    assert_eq!(
+        core.breaker.try_acquire_owned().err(),
+        Some(Rejected::ProbeInFlight),
+        "TODO(2): B5, B12, one probe at a time, owned or not"
+    );
+    assert_eq!(
+        probe.report(retry_breaker::Verdict::Success),
+        Some(Recorded::Counted),
+        "TODO(2): B9, B12, the owned probe's success counts"
+    );
+    assert_eq!(
+        core.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(2): B5, B12, and closes the circuit"
     );
 }

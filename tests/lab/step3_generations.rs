@@ -3,6 +3,7 @@
 
 use retry_breaker::{ManualClock, Permit, Recorded, State};
 
+use crate::support::breaker_core::Core;
 use crate::support::{Lab, ms};
 
 /// Opens a threshold-2 circuit at t = 0 while `early` (admitted CLOSED) is
@@ -311,4 +312,45 @@ fn b6_a_stale_success_during_the_probe_leaves_the_probe_to_decide() {
             );
         }
     }
+}
+
+#[test]
+fn b6_b12_an_owned_permit_of_an_older_generation_reports_stale_and_needs_no_clock() {
+    let core = Core::new(1, ms(10));
+    let early = core.breaker.try_acquire_owned().unwrap();
+    let earlier = core.breaker.try_acquire_owned().unwrap();
+    core.trip();
+    core.advance(ms(10));
+    let probe = core.probe();
+    let in_flight = State::HalfOpen {
+        probe_in_flight: true,
+    };
+    assert_eq!(
+        early.failure(),
+        Recorded::Stale,
+        "TODO(3): B6, B9, B12, an owned permit from before the circuit opened reports stale"
+    );
+    assert_eq!(
+        core.breaker.state(),
+        in_flight,
+        "TODO(3): B6, B12, and changes nothing: the probe still decides"
+    );
+    let mut recorded = None;
+    assert_eq!(
+        core.broken(|| recorded = Some(earlier.failure())),
+        None,
+        "TODO(3): B6, B12, a stale report changes nothing, so it needs no time: a broken clock \
+         cannot stop it"
+    );
+    assert_eq!(
+        recorded,
+        Some(Recorded::Stale),
+        "TODO(3): B9, it still says it was ignored"
+    );
+    assert_eq!(
+        core.breaker.state(),
+        in_flight,
+        "TODO(3): B6, nothing changed"
+    );
+    probe.success();
 }

@@ -5,7 +5,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use retry_breaker::{Phase, Rejected, State};
 
+use crate::support::breaker_core::{Core, TASK_PANIC, spawned};
 use crate::support::{Lab, ms};
+
+mod clock;
 
 const DROP_TODO: &str = "TODO(4): a permit dropped unreported must clean up after itself (B7)";
 
@@ -321,4 +324,110 @@ fn b9_a_stale_report_while_half_open_waits_for_a_probe_changes_nothing() {
     );
     lab.probe().success();
     assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+}
+
+#[test]
+fn b7_b12_an_owned_permit_dropped_unreported_records_no_verdict_in_any_state() {
+    let core = Core::new(2, ms(10));
+    core.breaker.try_acquire().unwrap().failure();
+    let permit = core.breaker.try_acquire_owned().unwrap();
+    spawned(async move { drop(permit) }).expect("the task drops its permit");
+    assert_eq!(
+        core.breaker.state(),
+        State::Closed { failures: 1 },
+        "{DROP_TODO}: B12, an owned permit dropped without a panic observed nothing, as a \
+         borrowed one"
+    );
+    core.breaker.try_acquire().unwrap().failure();
+    core.advance(ms(10));
+    let probe = core.breaker.try_acquire_owned().expect("the probe");
+    let generation = probe.generation();
+    spawned(async move { drop(probe) }).expect("the task drops its probe");
+    assert_eq!(
+        core.breaker.state(),
+        State::HalfOpen {
+            probe_in_flight: false
+        },
+        "{DROP_TODO}: B12, an owned probe dropped unreported gives its slot back with no \
+         verdict, as a borrowed one"
+    );
+    assert_eq!(
+        core.breaker.generation(),
+        generation,
+        "{DROP_TODO}: B12, no verdict, so no transition"
+    );
+    let next = core
+        .breaker
+        .try_acquire_owned()
+        .expect("B12: the next attempt may probe");
+    assert_eq!(
+        core.breaker.try_acquire_owned().err(),
+        Some(Rejected::ProbeInFlight),
+        "B5, B12: one owned probe at a time"
+    );
+    next.success();
+    assert_eq!(core.breaker.state(), State::Closed { failures: 0 });
+}
+
+#[test]
+fn b7_b12_an_owned_permit_dropped_by_a_panic_counts_as_a_failure() {
+    let core = Core::new(1, ms(10));
+    let permit = core.breaker.try_acquire_owned().unwrap();
+    let joined = spawned(async move {
+        let _permit = permit;
+        panic!("{TASK_PANIC}");
+    });
+    assert!(
+        joined.is_err_and(|error| error.is_panic()),
+        "the task's panic reaches whoever joins it"
+    );
+    assert_eq!(
+        core.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{DROP_TODO}: B7, B12, an owned permit dropped by a panic counts as a failure"
+    );
+    core.advance(ms(10));
+    let probe = core.breaker.try_acquire_owned().expect("the probe");
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _probe = probe;
+        panic!("{TASK_PANIC}");
+    }));
+    assert!(caught.is_err(), "the panic reaches the caller");
+    assert_eq!(
+        core.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{DROP_TODO}: B7, B12, an owned probe dropped by a panic reopens the circuit"
+    );
+}
+
+/// A control: as for a borrowed permit, only the current probe can give the
+/// slot back, and a stale owned permit's panic is a stale failure (B6).
+#[test]
+fn b7_b12_a_stale_owned_permit_dropped_changes_nothing_panicking_or_not() {
+    let core = Core::new(1, ms(10));
+    let quiet = core.breaker.try_acquire_owned().unwrap();
+    let unwinding = core.breaker.try_acquire_owned().unwrap();
+    core.trip();
+    core.advance(ms(10));
+    let probe = core.probe();
+    let in_flight = State::HalfOpen {
+        probe_in_flight: true,
+    };
+    drop(quiet);
+    assert_eq!(
+        core.breaker.state(),
+        in_flight,
+        "B12: an owned permit of an older generation dropped cannot free the probe slot"
+    );
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        let _stale = unwinding;
+        panic!("{TASK_PANIC}");
+    }));
+    assert!(caught.is_err(), "the panic reaches the caller");
+    assert_eq!(
+        core.breaker.state(),
+        in_flight,
+        "B6, B12: an owned permit of an older generation dropped by a panic is a stale failure"
+    );
+    probe.success();
 }

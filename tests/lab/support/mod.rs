@@ -1,6 +1,7 @@
 //! Fixtures shared by every step: a breaker on a manual clock, scripted
 //! tasks, one call of `execute` in a line, a timeline for snapshot traces, a watchdog, and manual polling.
 
+pub mod breaker_core;
 pub mod call;
 pub mod child;
 pub mod fault;
