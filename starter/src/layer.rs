@@ -16,7 +16,7 @@ use std::time::Duration;
 use tower::{Layer, Service};
 
 use crate::clock::{Clock, ManualClock};
-use crate::error::ExecuteError;
+use crate::error::{ExecuteError, GaveUp};
 use crate::policy::RetryPolicy;
 use crate::registry::Registry;
 use crate::sleeper::{ManualSleeper, Sleeper};
@@ -261,11 +261,13 @@ where
     fn call(&mut self, request: Req) -> Self::Future {
         let layer = &self.layer;
         let inner = self.inner.clone();
-        // TODO(14): run the request through the policy on its key's breaker from the registry; a request that cannot be cloned gets one attempt (M1, M2)
+        // TODO(14): run the request through the policy on its key's breaker from the registry; retry only while the request has a copy to send (M1, M2)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         // For now the request goes straight to the inner service, once.
         let mut inner = inner;
-        let _ = (layer, Sending(()), next_copy::<Req>);
+        let _ = layer.policy.clone().retrying_only_while(|| true);
+        let _ = (Sending(()), Copies::<Req>::new, Copies::<Req>::another);
+        let _ = (Copies::<Req>::take, Copies::<Req>::say_why::<(), ()>);
         Box::pin(async move {
             poll_fn(|cx| inner.poll_ready(cx))
                 .await
@@ -286,23 +288,79 @@ where
     }
 }
 
-/// The request for the next attempt: the copy made before the first
-/// attempt, else a fresh copy of the original, else the original itself.
-fn next_copy<Req>(
-    copies: &Mutex<(Option<Req>, Option<Req>)>,
-    clone_request: &(dyn Fn(&Req) -> Option<Req> + Send + Sync),
-) -> Req {
-    let mut copies = copies.lock().unwrap_or_else(PoisonError::into_inner);
-    let (first, original) = &mut *copies;
-    if let Some(first) = first.take() {
-        return first;
+/// The requests one call sends, one per attempt (M2): the copy made before
+/// the first attempt, then a fresh copy of the original for each retry, and
+/// the original itself once the clone function says no. With the original
+/// gone there is nothing left to send, so no retry can be made: the call
+/// ends with the last attempt's error, as `tower`'s own retry ends when its
+/// policy cannot clone the request.
+struct Copies<Req> {
+    /// The request of the next attempt, once it is ready.
+    next: Option<Req>,
+    /// The model for every copy, until it is sent itself.
+    original: Option<Req>,
+    /// Set when a retry was wanted and no request was left for it.
+    ran_out: bool,
+    clone_request: CloneOf<Req>,
+}
+
+impl<Req> Copies<Req> {
+    /// The requests of a call, with the first attempt's ready: a copy if
+    /// `clone_request` makes one (asked once), else the original.
+    fn new(request: Req, clone_request: CloneOf<Req>) -> Arc<Mutex<Self>> {
+        let (next, original) = match clone_request(&request) {
+            Some(copy) => (Some(copy), Some(request)),
+            None => (Some(request), None),
+        };
+        Arc::new(Mutex::new(Copies {
+            next,
+            original,
+            ran_out: false,
+            clone_request,
+        }))
     }
-    if let Some(copy) = original.as_ref().and_then(clone_request) {
-        return copy;
+
+    /// Whether there is a request for one more attempt, making it ready: a
+    /// fresh copy of the original, else the original itself. Asked only
+    /// when the policy would retry (see `RetryPolicy::retrying_only_while`).
+    fn another(copies: &Mutex<Self>) -> bool {
+        let mut copies = copies.lock().unwrap_or_else(PoisonError::into_inner);
+        let copies = &mut *copies;
+        if copies.next.is_none() {
+            let copy = copies.original.as_ref().and_then(&*copies.clone_request);
+            copies.next = copy.or_else(|| copies.original.take());
+        }
+        copies.ran_out = copies.next.is_none();
+        !copies.ran_out
     }
-    original
-        .take()
-        .expect("M2: a request that could not be cloned has no copy left for a retry: it must get one attempt only (TODO(14))")
+
+    /// The request for this attempt, made ready by `new` or `another` (or
+    /// here, for a retry made without asking `another`).
+    fn take(copies: &Mutex<Self>) -> Req {
+        Self::another(copies);
+        copies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .next
+            .take()
+            .expect("M2: a retry was made with no request left to send: retry only while `Copies::another` says there is one (TODO(14))")
+    }
+
+    /// The call's result, with the reason the layer stopped retrying when it
+    /// had no request left: [`GaveUp::NoCopyLeft`], not the predicate's no.
+    fn say_why<T, E>(
+        copies: &Mutex<Self>,
+        mut result: Result<T, ExecuteError<E>>,
+    ) -> Result<T, ExecuteError<E>> {
+        let ran_out = copies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ran_out;
+        if let (true, Err(ExecuteError::Task { reason, .. })) = (ran_out, &mut result) {
+            *reason = GaveUp::NoCopyLeft;
+        }
+        result
+    }
 }
 
 #[cfg(test)]

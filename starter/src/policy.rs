@@ -205,6 +205,24 @@ impl<E> RetryPolicy<E> {
         self
     }
 
+    /// The same policy, retrying a failure only while `another` says that
+    /// one more attempt can be made: it is asked after a failure that the
+    /// policy would retry, never about the last attempt or an error it
+    /// would not retry. The layer's way to stop once its request cannot be
+    /// copied again (M2).
+    #[cfg(feature = "tower")]
+    pub(crate) fn retrying_only_while(
+        mut self,
+        another: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Self
+    where
+        E: 'static,
+    {
+        let retryable = self.retryable;
+        self.retryable = Arc::new(move |error| retryable(error) && another());
+        self
+    }
+
     /// Runs `task` through `breaker` under this policy, sleeping through
     /// `sleeper`: a call of [`RetryBreaker::execute`] with the policy's
     /// settings.
