@@ -381,13 +381,15 @@ impl<C: Clock> fmt::Debug for RetryBreaker<C> {
         // (A transition between the reading and the lock can only make the
         // remaining cooldown shown a little longer than the truth.)
         let now = Fixed(self.clock.now());
-        let (state, generation, threshold, cooldown) = {
+        let (state, generation, threshold, cooldown, success_threshold, window) = {
             let circuit = self.circuit();
             (
                 circuit.state(&now),
                 circuit.generation(),
                 circuit.threshold(),
                 circuit.cooldown(),
+                circuit.success_threshold(),
+                circuit.window_config(),
             )
         };
         f.debug_struct("RetryBreaker")
@@ -395,6 +397,8 @@ impl<C: Clock> fmt::Debug for RetryBreaker<C> {
             .field("generation", &generation)
             .field("threshold", &threshold)
             .field("cooldown", &cooldown)
+            .field("success_threshold", &success_threshold)
+            .field("window", &window)
             .field("hook", &self.hook.is_some())
             .finish_non_exhaustive()
     }

@@ -3,14 +3,20 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::breaker::RetryBreaker;
+use crate::clock::Clock;
+
 /// A snapshot of the breaker, as returned by
 /// [`RetryBreaker::state`](crate::RetryBreaker::state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum State {
-    /// Every attempt is admitted; `failures` consecutive attempts have failed.
+    /// Every attempt is admitted, and `failures` failures are counted.
     Closed {
-        /// Consecutive failures so far, always below the threshold.
+        /// The failures counted so far. In consecutive mode (the default)
+        /// the run of consecutive failures, always below the threshold. In
+        /// window mode the failures among the verdicts the window holds,
+        /// which the threshold does not bound: the window decides (W1).
         failures: u32,
     },
     /// Attempts are refused until the cooldown has run out.
@@ -42,6 +48,10 @@ impl State {
     }
 }
 
+/// The state in a few words. A state does not know its breaker's mode, so
+/// CLOSED reads as consecutive mode counts (`"CLOSED (2 consecutive
+/// failures)"`); a breaker's own `Display` says what its mode counts (see
+/// [`RetryBreaker`]'s).
 impl fmt::Display for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -54,6 +64,53 @@ impl fmt::Display for State {
             State::HalfOpen {
                 probe_in_flight: false,
             } => f.write_str("HALF-OPEN (waiting for a probe)"),
+        }
+    }
+}
+
+/// The breaker's state in a few words, in the breaker's own terms: in
+/// window mode CLOSED counts the failures in the window (W1), and a
+/// success threshold above 1 is named while HALF-OPEN (S1). In consecutive
+/// mode with one good probe to close, it reads as its [`State`] does.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_starter::{ManualClock, RetryBreaker, WindowConfig};
+///
+/// let breaker = RetryBreaker::builder()
+///     .window(WindowConfig::new(10, 10, 0.5))
+///     .build(ManualClock::new())?;
+/// breaker.try_acquire()?.failure();
+/// breaker.try_acquire()?.success();
+/// assert_eq!(breaker.to_string(), "CLOSED (1 failure in a window of 10)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<C: Clock> fmt::Display for RetryBreaker<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state();
+        match (state, self.window(), self.success_threshold()) {
+            (State::Closed { failures: 1 }, Some(window), _) => {
+                write!(f, "CLOSED (1 failure in a window of {})", window.size)
+            }
+            (State::Closed { failures }, Some(window), _) => {
+                write!(
+                    f,
+                    "CLOSED ({failures} failures in a window of {})",
+                    window.size
+                )
+            }
+            (State::HalfOpen { probe_in_flight }, _, probes) if probes > 1 => {
+                let waiting = if probe_in_flight {
+                    "probe in flight"
+                } else {
+                    "waiting for a probe"
+                };
+                write!(
+                    f,
+                    "HALF-OPEN ({waiting}; {probes} good probes in a row close it)"
+                )
+            }
+            _ => state.fmt(f),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Step 11 (advanced, optional), the success threshold: HALF-OPEN closes
 //! only after k good probes in a row (TODO(11); rules S1, S2).
 
-use retry_breaker::{ConfigError, Phase, Rejected, RetryBreaker, State, Verdict};
+use retry_breaker::{ConfigError, Phase, Recorded, Rejected, RetryBreaker, State, Verdict};
 
 use crate::support::{Lab, ms};
 
@@ -245,5 +245,84 @@ fn s1_the_threshold_is_reported() {
         lab.breaker.state().phase(),
         Phase::Closed,
         "TODO(11): the fourth closes"
+    );
+}
+
+#[test]
+fn s1_k1_one_good_probe_closes_exactly_as_the_core_lab() {
+    let lab = lab(1);
+    half_open(&lab);
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(11): with k = 1 the first good probe closes, as in the core lab (S1)"
+    );
+    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
+    assert_eq!(
+        phases,
+        [
+            (Phase::Closed, Phase::Open),
+            (Phase::Open, Phase::HalfOpen),
+            (Phase::HalfOpen, Phase::Closed)
+        ],
+        "TODO(11): with k = 1 the transitions are the core lab's (S1)"
+    );
+}
+
+#[test]
+fn s1_b6_a_stale_success_is_no_good_probe() {
+    // An attempt admitted while CLOSED reports a success in HALF-OPEN,
+    // after one good probe of two: it is no probe, and closes nothing.
+    let lab = lab(2);
+    let old = lab.breaker.try_acquire().expect("a closed circuit admits");
+    half_open(&lab);
+    lab.probe().success();
+    assert_eq!(
+        old.success(),
+        Recorded::Stale,
+        "B6: an attempt admitted before the circuit opened reports too late (TODO(3))"
+    );
+    assert_eq!(
+        lab.breaker.state(),
+        STILL_HALF_OPEN,
+        "TODO(11): only a probe's success counts towards k: one good probe of two (S1, B6)"
+    );
+}
+
+#[test]
+fn s2_b6_a_stale_failure_does_not_break_the_run_of_good_probes() {
+    let lab = lab(2);
+    let old = lab.breaker.try_acquire().expect("a closed circuit admits");
+    half_open(&lab);
+    lab.probe().success();
+    assert_eq!(
+        old.failure(),
+        Recorded::Stale,
+        "B6: an attempt admitted before the circuit opened reports too late (TODO(3))"
+    );
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(11): a stale failure is no failed probe: two good probes close (S2, B6)"
+    );
+}
+
+#[test]
+fn s1_a_breaker_names_its_success_threshold_while_half_open() {
+    let lab = lab(3);
+    half_open(&lab);
+    lab.probe().success();
+    assert_eq!(
+        lab.breaker.to_string(),
+        "HALF-OPEN (waiting for a probe; 3 good probes in a row close it)",
+        "TODO(11): after one good probe of three the circuit is HALF-OPEN, and it says what \
+         closes it (S1)"
+    );
+    let shown = format!("{:?}", lab.breaker);
+    assert!(
+        shown.contains("success_threshold: 3"),
+        "S1: the breaker's Debug shows its success threshold: {shown}"
     );
 }

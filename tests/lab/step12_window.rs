@@ -2,7 +2,9 @@
 //! among the last N counted attempts, not on a run of consecutive ones
 //! (TODO(12); rules W1-W3).
 
-use retry_breaker::{ConfigError, ManualClock, RetryBreaker, State, WindowConfig};
+use retry_breaker::{
+    ConfigError, ManualClock, Recorded, Rejected, RetryBreaker, State, Verdict, WindowConfig,
+};
 
 use crate::support::{Lab, ms};
 
@@ -18,7 +20,8 @@ fn lab(size: u32, minimum: u32, failure_rate: f64) -> Lab {
     )
 }
 
-/// Reports one verdict per character: `F` a failure, `S` a success.
+/// One attempt per character: `F` reports a failure, `S` a success, `I`
+/// the verdict `Ignored` (step 10), and `D` drops the permit unreported.
 fn feed(lab: &Lab, verdicts: &str) {
     for verdict in verdicts.chars() {
         let permit = lab
@@ -26,9 +29,12 @@ fn feed(lab: &Lab, verdicts: &str) {
             .try_acquire()
             .expect("a closed circuit admits every attempt");
         match verdict {
-            'F' => permit.failure(),
-            _ => permit.success(),
-        };
+            'F' => drop(permit.failure()),
+            'S' => drop(permit.success()),
+            'I' => drop(permit.report(Verdict::Ignored)),
+            'D' => drop(permit),
+            _ => unreachable!("a verdict is one of F, S, I, D"),
+        }
     }
 }
 
@@ -208,6 +214,177 @@ fn w2_the_window_starts_empty_when_the_circuit_closes() {
         lab.breaker.state(),
         closed(1),
         "TODO(12): S F is below the minimum of 3"
+    );
+}
+
+#[test]
+fn w1_b6_a_stale_failure_never_enters_the_new_window() {
+    let lab = lab(4, 2, 0.5);
+    let old = lab.breaker.try_acquire().expect("a closed circuit admits");
+    feed(&lab, "FF");
+    lab.advance(ms(10));
+    lab.probe().success();
+    assert_eq!(
+        old.failure(),
+        Recorded::Stale,
+        "B6: an attempt admitted before the circuit opened reports too late (TODO(3))"
+    );
+    feed(&lab, "S");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(0),
+        "TODO(12): the window after closing holds S alone: a failure admitted before the \
+         circuit opened never enters it (W1, B6)"
+    );
+}
+
+#[test]
+fn w1_b6_a_stale_success_never_enters_the_new_window() {
+    let lab = lab(4, 2, 0.5);
+    let old = lab.breaker.try_acquire().expect("a closed circuit admits");
+    feed(&lab, "FF");
+    lab.advance(ms(10));
+    lab.probe().success();
+    assert_eq!(
+        old.success(),
+        Recorded::Stale,
+        "B6: an attempt admitted before the circuit opened reports too late (TODO(3))"
+    );
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): the window after closing holds F alone, below the minimum of 2: a success \
+         admitted before the circuit opened never enters it (W1, B6)"
+    );
+}
+
+#[test]
+fn w1_k1_an_ignored_verdict_never_enters_the_window() {
+    // F then an ignored attempt: one verdict. Counted as either, the
+    // window would hold two, its minimum, with a share of at least 0.5.
+    let lab = lab(4, 2, 0.5);
+    feed(&lab, "FI");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): an ignored attempt is no verdict: the window holds F alone (W1, K1)"
+    );
+    feed(&lab, "S");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): F S is the second verdict: the minimum of 2, with a share of 0.5 (W1)"
+    );
+}
+
+#[test]
+fn w1_b7_a_dropped_permit_never_enters_the_window() {
+    let lab = lab(4, 2, 0.5);
+    feed(&lab, "FD");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): a permit dropped unreported is no verdict: the window holds F alone (W1, B7)"
+    );
+    feed(&lab, "S");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): F S is the second verdict: the minimum of 2, with a share of 0.5 (W1)"
+    );
+}
+
+#[test]
+fn w1_w2_rejections_and_probes_never_enter_the_window() {
+    let lab = lab(4, 2, 0.5);
+    feed(&lab, "FF");
+    assert_eq!(
+        lab.breaker.try_acquire().err(),
+        Some(Rejected::Open { remaining: ms(10) }),
+        "TODO(2): an open circuit refuses"
+    );
+    lab.advance(ms(10));
+    let probe = lab.probe();
+    assert_eq!(
+        lab.breaker.try_acquire().err(),
+        Some(Rejected::ProbeInFlight),
+        "TODO(2): one probe at a time"
+    );
+    probe.success();
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(1),
+        "TODO(12): the window after closing holds F alone, below the minimum of 2: \
+         neither the refusals nor the probe's success entered it (W1, W2)"
+    );
+}
+
+#[test]
+fn w1_a_share_just_under_the_rate_does_not_open() {
+    // 3 failures of 5 is 0.6, a hair under 0.601; in whole percent the two
+    // are the same 60%.
+    let lab = lab(5, 5, 0.601);
+    feed(&lab, "FFFSS");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(3),
+        "TODO(12): a share of 0.6 is below a rate of 0.601: compare the share itself, \
+         not a rounding of it (W1)"
+    );
+}
+
+#[test]
+fn w1_at_exactly_n_verdicts_the_oldest_still_counts() {
+    let lab = lab(3, 3, 0.3);
+    feed(&lab, "FSS");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "TODO(12): F S S fills the window of 3 with 1 failure in 3, at least 0.3: the oldest \
+         verdict leaves only when a fourth arrives (W1)"
+    );
+}
+
+#[test]
+fn w1_a_window_breaker_shows_the_failures_in_its_window() {
+    // Six failures among nine verdicts, more than the consecutive threshold
+    // of 2, and still CLOSED: nine is below the minimum of 10.
+    let lab = lab(10, 10, 0.7);
+    feed(&lab, "FSFFSFFSF");
+    assert_eq!(
+        lab.breaker.state(),
+        closed(6),
+        "TODO(12): CLOSED shows the failures in the window"
+    );
+    assert_eq!(
+        lab.breaker.to_string(),
+        "CLOSED (6 failures in a window of 10)",
+        "W1: a window breaker says what its window counts, not a run of consecutive failures"
+    );
+    let shown = format!("{:?}", lab.breaker);
+    assert!(
+        shown.contains("window: Some(WindowConfig { size: 10, minimum: 10, failure_rate: 0.7 })"),
+        "W1: a window breaker's Debug shows its window: {shown}"
+    );
+}
+
+/// A control: consecutive mode shows as in the core lab, so this passes
+/// before step 12.
+#[test]
+fn w1_a_consecutive_breaker_shows_its_run_of_failures() {
+    let lab = Lab::built(RetryBreaker::builder().threshold(3).cooldown(ms(10)));
+    feed(&lab, "FF");
+    assert_eq!(
+        lab.breaker.to_string(),
+        "CLOSED (2 consecutive failures)",
+        "W1: consecutive mode (the default) counts a run of consecutive failures"
+    );
+    let shown = format!("{:?}", lab.breaker);
+    assert!(
+        shown.contains("window: None"),
+        "W1: a consecutive breaker's Debug shows that it has no window: {shown}"
     );
 }
 
