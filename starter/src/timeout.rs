@@ -21,11 +21,26 @@ use thiserror::Error;
 ///
 /// Convert it into the task's error type with `From` (`#[from]` in a
 /// `thiserror` enum); `anyhow::Error` and `Box<dyn Error>` take it as it is.
+///
+/// It is `#[non_exhaustive]`, so later versions can say more about the
+/// timeout: read `limit`, build one with [`TimedOut::new`], and match it
+/// as `TimedOut { limit, .. }`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Error)]
 #[error("the attempt did not finish within {limit:?}")]
+#[non_exhaustive]
 pub struct TimedOut {
     /// The deadline the attempt had.
     pub limit: Duration,
+}
+
+impl TimedOut {
+    /// The timeout of an attempt whose deadline was `limit`, as
+    /// [`per_attempt`] reports it (to compare with, or for a deadline of
+    /// your own).
+    #[must_use]
+    pub const fn new(limit: Duration) -> Self {
+        TimedOut { limit }
+    }
 }
 
 /// Runs one attempt for at most `limit`; past that, drops it and fails with
@@ -53,7 +68,7 @@ pub struct TimedOut {
 ///         &TokioSleeper,
 ///     )
 ///     .await;
-/// assert_eq!(result.unwrap_err().into_task_error(), Some(timeout::TimedOut { limit: Duration::from_secs(1) }));
+/// assert_eq!(result.unwrap_err().into_task_error(), Some(timeout::TimedOut::new(Duration::from_secs(1))));
 /// assert!(matches!(breaker.state(), State::Open { .. }), "two hangs, two failures");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
@@ -70,6 +85,6 @@ where
 {
     match tokio::time::timeout(limit, attempt).await {
         Ok(outcome) => outcome,
-        Err(_elapsed) => Err(E::from(TimedOut { limit })),
+        Err(_elapsed) => Err(E::from(TimedOut::new(limit))),
     }
 }

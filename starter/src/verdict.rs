@@ -12,7 +12,11 @@
 ///
 /// The verdict only decides what the breaker counts. What the caller gets
 /// back, and whether the call retries, do not depend on it (K2, K3).
+///
+/// It is `#[non_exhaustive]`: a `match` on it needs a `_` arm, since later
+/// versions may read outcomes in more ways.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 // Contract: K1.
 pub enum Verdict {
     /// A sign of life: the dependency answered as a healthy one would.

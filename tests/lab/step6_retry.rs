@@ -1084,3 +1084,9 @@ fn hooked_call(
     );
     script
 }
+
+mod errors;
+mod give_up;
+mod policy;
+mod time_sources;
+mod timeouts;

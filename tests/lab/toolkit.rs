@@ -184,3 +184,33 @@ fn states_phases_and_transitions_print_for_humans() {
     let transition = Transition::new(Phase::Open, Phase::HalfOpen, ms(10), Generation::default());
     assert_eq!(transition.to_string(), "t=10ms OPEN -> HALF-OPEN (g0)");
 }
+
+#[test]
+fn an_erased_error_debugs_as_the_error_inside() {
+    let erased = ExecuteError::Task {
+        attempt: 1,
+        reason: GaveUp::after(1, 1),
+        source: std::io::Error::other("gateway down"),
+    }
+    .erase();
+    let inner = erased.into_task_error().expect("a task error");
+    assert!(
+        format!("{inner:?}").contains("gateway down"),
+        "an erased error shows the error it holds: {inner:?}"
+    );
+}
+
+#[test]
+fn a_policy_debugs_with_its_settings() {
+    let policy: retry_breaker::RetryPolicy<()> =
+        retry_breaker::RetryPolicy::constant(ms(5)).attempts(4);
+    let shown = format!("{policy:?}");
+    assert!(
+        shown.starts_with("RetryPolicy"),
+        "a policy debugs by its name: {shown}"
+    );
+    assert!(
+        shown.contains("attempts: 4"),
+        "a policy debugs with its attempts: {shown}"
+    );
+}

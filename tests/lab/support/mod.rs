@@ -23,4 +23,4 @@ pub use hooked::{Hooked, panic_message};
 pub use lab::{Lab, ms};
 pub use poll::poll_once;
 pub use script::Script;
-pub use watchdog::{guard, run};
+pub use watchdog::{guard, run, run_paused};

@@ -31,6 +31,23 @@ where
     })
 }
 
+/// [`run`] on paused tokio time, which moves only when every task waits on
+/// the timer: deadlines and real sleeps pass at once, and exactly.
+pub fn run_paused<F>(hint: &str, test: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    guard(hint, LIMIT, move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .expect("a tokio runtime")
+            .block_on(test)
+    })
+}
+
 /// The synchronous twin of [`run`], for property and stress tests: runs
 /// `test` on its own thread and fails with `hint` if it takes longer than
 /// `limit` (or `LAB_WATCHDOG_SECS` seconds, for deep runs). A panic inside

@@ -1,0 +1,74 @@
+//! What the caller reads when a call gives up (E5, E10): the reason in
+//! words, and the task's own error handed back.
+
+use retry_breaker::{ExecuteError, GaveUp, Rejected};
+
+use crate::support::{Fault, Lab, Script, ms, run};
+
+const LOOPED: &str = "the retry loop did not stop: TODO(6)";
+
+/// The error of a call of `budget` attempts that always times out, with a
+/// predicate that says `retryable` to everything.
+async fn always_fails(budget: u32, retryable: bool) -> ExecuteError<Fault> {
+    let lab = Lab::new(10, ms(10));
+    let script = Script::new(vec![Err(Fault::Timeout); budget as usize]);
+    lab.call(budget, &script)
+        .retrying(move |_| retryable)
+        .run()
+        .await
+        .expect_err("every attempt fails")
+}
+
+#[test]
+fn e5_the_task_error_says_why_execute_gave_up() {
+    run(LOOPED, async {
+        assert_eq!(
+            always_fails(3, true).await.to_string(),
+            "attempt 3 failed and execute gave up, as no attempts were left",
+            "TODO(6): a spent budget reads as such (E5)"
+        );
+        assert_eq!(
+            always_fails(3, false).await.to_string(),
+            "attempt 1 failed and execute gave up, as the error is not retryable",
+            "TODO(6): a predicate's refusal with attempts left reads as such (E5)"
+        );
+        assert_eq!(
+            always_fails(1, false).await.to_string(),
+            "attempt 1 failed and execute gave up, as no attempts were left",
+            "TODO(6): on the last attempt the budget gave up, retryable or not (E5)"
+        );
+    });
+}
+
+#[test]
+fn e5_gave_up_after_reads_the_budget() {
+    assert_eq!(
+        GaveUp::after(3, 3),
+        GaveUp::NoAttemptsLeft,
+        "E5: after the last attempt of 3, none are left"
+    );
+    assert_eq!(
+        GaveUp::after(1, 3),
+        GaveUp::NotRetryable,
+        "E5: after attempt 1 of 3, only the predicate can have ended the call"
+    );
+}
+
+#[test]
+fn e10_a_refusal_after_a_failure_hands_that_failure_back() {
+    let refused = ExecuteError::Rejected {
+        attempt: 2,
+        rejection: Rejected::ProbeInFlight,
+        source: Some(Fault::Timeout),
+    };
+    assert_eq!(
+        refused.task_error(),
+        Some(&Fault::Timeout),
+        "E10: `task_error` finds the failure before the refusal"
+    );
+    assert_eq!(
+        refused.into_task_error(),
+        Some(Fault::Timeout),
+        "E10: `into_task_error` hands the failure before the refusal back"
+    );
+}
