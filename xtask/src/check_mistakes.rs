@@ -1,11 +1,16 @@
 //! `cargo xtask check-mistakes`: every typical mistake in `mistakes/` is
 //! caught by a test of its own step, whose message names the rule and the
-//! TODO to look at.
+//! TODO to look at, and `just test` starts the student at a test of the
+//! rule the mistake breaks (its `# Rule:` header line).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::lab::{controls, steps};
+use crate::rules::{self, Rule};
+use crate::scoreboard::{self, Start};
 use crate::scratch::{apply_patch, copy_suite_workspace};
+use crate::suite::Results;
 use crate::{root, starter, suite};
 
 /// The part of the lab a mistake belongs to.
@@ -38,12 +43,10 @@ impl Owner {
 
 /// What the suite made of one mistake.
 enum Verdict {
-    /// Tests of its own step failed: all the failing tests, and the first
-    /// of its own step with what it said.
+    /// Tests of its own step failed: the whole run, and the failing tests.
     Caught {
+        results: Results,
         failed: Vec<String>,
-        first: String,
-        said: String,
     },
     /// Tests failed, but none of the step the mistake belongs to.
     CaughtElsewhere(Vec<String>),
@@ -56,7 +59,10 @@ enum Verdict {
 /// `only`) to a scratch copy of the solution, runs the suite against it as a
 /// student run would, and prints one line per mistake. Every mistake must be
 /// caught by its own step, with a first message naming a rule id and (for a
-/// TODO region) the TODO.
+/// TODO region) the TODO; and the test that `just test` names first for
+/// that run ("Start here", [`scoreboard::start`]) must name a rule of the
+/// mistake's `# Rule:` line. Each run's results are kept in
+/// `target/check-mistakes/runs/NAME.txt`, in libtest's format.
 pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
     let root = root();
     let mut patches: Vec<PathBuf> = fs::read_dir(root.join("mistakes"))
@@ -67,7 +73,14 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
         .collect();
     patches.sort();
     let scratch = root.join("target/check-mistakes");
-    let workspace = scratch.join("workspace");
+    // A workspace of this run's own, so that two checks at once (of two new
+    // mistakes, say) never patch each other's copy; they share the target
+    // folder, where cargo takes turns.
+    let workspace = scratch.join(format!("workspace-{}", std::process::id()));
+    let runs = scratch.join("runs");
+    fs::create_dir_all(&runs).map_err(|e| e.to_string())?;
+    let steps = steps()?;
+    let controls = controls()?;
     let mut problems = Vec::new();
     for patch in &patches {
         let name = patch
@@ -76,9 +89,15 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             .to_string_lossy()
             .into_owned();
         let text = fs::read_to_string(patch).map_err(|e| e.to_string())?;
-        let owner = apply(&root, &workspace, patch, &name)
-            .and_then(|()| owner(&text, &root, &workspace).map_err(|why| format!("{name}: {why}")));
-        let owner = match owner {
+        let owner = rules_broken(&text)
+            .map_err(|why| format!("{name}: {why}"))
+            .and_then(|broken| {
+                apply(&root, &workspace, patch, &name)?;
+                let owner =
+                    owner(&text, &root, &workspace).map_err(|why| format!("{name}: {why}"))?;
+                Ok((owner, broken))
+            });
+        let (owner, broken) = match owner {
             Ok(owner) => owner,
             Err(why) => {
                 println!("BROKEN  {why}");
@@ -97,27 +116,53 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             as_student(&workspace)?;
             &[]
         };
-        match judge(&workspace, &scratch.join("target"), owner, crate_flags)? {
-            Verdict::Caught {
-                failed,
-                first,
-                said,
-            } => {
+        let verdict = judge(&workspace, &scratch.join("target"), owner, crate_flags)?;
+        if let Verdict::Caught { results, .. } = &verdict {
+            fs::write(runs.join(format!("{name}.txt")), libtest_text(results))
+                .map_err(|e| e.to_string())?;
+        }
+        match verdict {
+            Verdict::Caught { results, failed } => {
+                let src = workspace.join("starter/src");
+                let board = scoreboard::board(&results, &steps, &controls);
+                let start = scoreboard::start(&results, &board, &controls, |marker| {
+                    scoreboard::find_todo(&src, marker)
+                });
+                let chosen = match &start {
+                    Start::Step {
+                        failure: Some((test, _)),
+                        ..
+                    }
+                    | Start::Other { test, .. } => Some(test.clone()),
+                    _ => None,
+                };
+                // The message checked is the one the student reads first,
+                // if it is of the mistake's own step.
+                let first = chosen
+                    .clone()
+                    .filter(|test| owner.owns(test))
+                    .or_else(|| failed.iter().find(|test| owner.owns(test)).cloned())
+                    .unwrap_or_default();
+                let said = &results[&first].output;
                 println!(
                     "caught  {name:<46} {:<8} by {:>2} test(s), first {first}: {}",
                     owner.label(),
                     failed.len(),
-                    suite::reason(&said)
+                    suite::reason(said)
                 );
                 if std::env::var_os("MISTAKES_VERBOSE").is_some() {
                     for test in &failed {
                         println!("          {test}");
                     }
                 }
-                if let Some(missing) = unnamed(&said, owner) {
+                if let Some(missing) = unnamed(said, owner) {
                     problems.push(format!(
                         "{name}: {first} does not name {missing} in its message"
                     ));
+                }
+                if let Some(why) = misdiagnosed(chosen.as_deref(), &broken) {
+                    println!("MISLED  {name}: {why}");
+                    problems.push(format!("{name}: {why}"));
                 }
             }
             Verdict::CaughtElsewhere(failed) => {
@@ -137,6 +182,9 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             }
         }
     }
+    if workspace.exists() {
+        fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
+    }
     println!(
         "\n{} mistake(s), {} caught by their own step, {} problem(s)",
         patches.len(),
@@ -151,6 +199,70 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             problems.join("\n  ")
         ))
     }
+}
+
+/// The rules a mistake breaks, from its header's `# Rule: B5, B7` line.
+fn rules_broken(patch: &str) -> Result<Vec<Rule>, String> {
+    let declared = patch
+        .lines()
+        .take_while(|line| line.starts_with('#'))
+        .find_map(|line| line.trim_start_matches('#').trim().strip_prefix("Rule:"))
+        .ok_or("no `# Rule: <ID>[, <ID>...]` header line says which rule it breaks")?;
+    declared
+        .split(',')
+        .map(|id| {
+            Rule::parse(id.trim())
+                .ok_or_else(|| format!("`# Rule:{declared}`: `{}` is no rule id", id.trim()))
+        })
+        .collect()
+}
+
+/// Why the test `just test` names first (`chosen`) misleads a student who
+/// made a mistake breaking the `broken` rules: it names none of them, or
+/// there is none.
+fn misdiagnosed(chosen: Option<&str>, broken: &[Rule]) -> Option<String> {
+    let list = |rules: &[Rule]| {
+        rules
+            .iter()
+            .map(Rule::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(test) = chosen else {
+        return Some(format!(
+            "it breaks {}, but `just test` names no failing test to start at",
+            list(broken)
+        ));
+    };
+    let named = rules::of_test(test);
+    if named.iter().any(|rule| broken.contains(rule)) {
+        return None;
+    }
+    Some(format!(
+        "it breaks {}, but `just test` starts at {test}, which checks {}",
+        list(broken),
+        if named.is_empty() {
+            "no rule by name".to_owned()
+        } else {
+            list(&named)
+        }
+    ))
+}
+
+/// A run's results in libtest's own format, which [`suite::parse`] reads
+/// back: a verdict line per test, then what each failing test printed.
+fn libtest_text(results: &Results) -> String {
+    let mut text = String::new();
+    for (test, outcome) in results {
+        let verdict = if outcome.passed { "ok" } else { "FAILED" };
+        text.push_str(&format!("test {test} ... {verdict}\n"));
+    }
+    text.push_str("\nfailures:\n");
+    for (test, outcome) in results.iter().filter(|(_, outcome)| !outcome.passed) {
+        text.push_str(&format!("\n---- {test} stdout ----\n{}", outcome.output));
+    }
+    text.push_str("\nfailures:\n");
+    text
 }
 
 /// A fresh scratch copy of the suite's workspace with `patch` applied.
@@ -342,11 +454,7 @@ fn enclosing_todo(text: &str, line: usize) -> Option<u32> {
 /// What the first catching message fails to name, if anything: a rule id
 /// (B3, E10, ...) always, and the TODO for a mistake in a TODO region.
 fn unnamed(said: &str, owner: Owner) -> Option<String> {
-    let names_rule = said.char_indices().any(|(at, c)| {
-        "BEKSWRM".contains(c)
-            && !said[..at].ends_with(|p: char| p.is_ascii_alphanumeric())
-            && said[at + 1..].starts_with(|d: char| d.is_ascii_digit())
-    });
+    let names_rule = !rules::in_text(said).is_empty();
     let names_todo = match owner {
         Owner::Todo(step) => said.contains(&format!("TODO({step})")),
         Owner::Step(_) | Owner::Toolkit => true,
@@ -380,13 +488,10 @@ fn judge(workspace: &Path, target: &Path, owner: Owner, flags: &[&str]) -> Resul
     if failed.is_empty() {
         return Ok(Verdict::Missed);
     }
-    Ok(match failed.iter().find(|test| owner.owns(test)) {
-        Some(first) => Verdict::Caught {
-            first: first.clone(),
-            said: results[first].output.clone(),
-            failed,
-        },
-        None => Verdict::CaughtElsewhere(failed),
+    Ok(if failed.iter().any(|test| owner.owns(test)) {
+        Verdict::Caught { results, failed }
+    } else {
+        Verdict::CaughtElsewhere(failed)
     })
 }
 

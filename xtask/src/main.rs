@@ -17,6 +17,7 @@ mod lab;
 mod leak;
 mod progress;
 mod report;
+mod rules;
 mod scoreboard;
 mod scratch;
 mod sealed;

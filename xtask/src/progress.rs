@@ -10,9 +10,10 @@ pub(crate) fn progress() -> Result<(), String> {
     let style = Style::detect();
     println!("Running the suite against your starter...");
     let results = suite::run(&root, None, &[], None, Build::Shown, &[])?;
-    let board = scoreboard::board(&results, &steps()?, &controls()?);
+    let controls = controls()?;
+    let board = scoreboard::board(&results, &steps()?, &controls);
     let src = root.join("starter/src");
-    let start = scoreboard::start(&results, &board, |marker| {
+    let start = scoreboard::start(&results, &board, &controls, |marker| {
         scoreboard::find_todo(&src, marker)
     });
     let hint = match &start {

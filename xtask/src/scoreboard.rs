@@ -4,11 +4,13 @@
 //! Everything here is a pure function of the results, except [`find_todo`],
 //! which reads the starter, so that the unit tests can feed canned results.
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::IsTerminal;
 use std::path::Path;
 
+use crate::rules::{self, Rule};
 use crate::suite::{self, Results};
 
 /// Text styles for a terminal; plain text when piped or when `NO_COLOR` is set.
@@ -169,13 +171,14 @@ pub(crate) enum Start {
 }
 
 /// Where to start: the first step that is not done, the TODO its first
-/// failure names if that marker is still in the starter (or else the
-/// step's first marker, or for a step without markers the lowest TODO the
-/// failure names), and that failure. `find` looks a marker up in the
-/// starter ([`find_todo`]).
+/// failure ([`first_failure`]) names if that marker is still in the starter
+/// (or else the step's first marker, or for a step without markers the
+/// lowest TODO the failure names), and that failure. `find` looks a marker
+/// up in the starter ([`find_todo`]).
 pub(crate) fn start(
     results: &Results,
     board: &Board,
+    controls: &BTreeMap<String, String>,
     find: impl Fn(&str) -> Option<Todo>,
 ) -> Start {
     let Some(step) = board.next() else {
@@ -188,11 +191,8 @@ pub(crate) fn start(
         };
     };
     let number = step.number;
-    let failure = results
-        .iter()
-        .filter(|(test, outcome)| suite::step_of(test) == Some(number) && !outcome.passed)
-        .min_by_key(|(test, _)| suite::lab_order(test))
-        .map(|(test, outcome)| (test.clone(), suite::reason(&outcome.output)));
+    let failure = first_failure(results, number, controls)
+        .map(|test| (test.clone(), suite::reason(&results[test].output)));
     let reason = failure.as_ref().map(|(_, reason)| reason.as_str());
     // A step without TODOs of its own (the worked example, the exploration)
     // points at the TODO its failure names.
@@ -208,6 +208,73 @@ pub(crate) fn start(
         todo,
         failure,
     }
+}
+
+/// The failing test of step `number` to start with: the one that diagnoses
+/// the mistake, rather than the first in the alphabet. A mistake in the
+/// code of one rule fails most tests of that rule, and only the odd test of
+/// another rule that happens to pass through the same code (an overflow
+/// test of B1 that needs the circuit to open as B2 says; a test of B7 that
+/// runs through the retry loop of step 6). So, among the step's failing
+/// tests (test names start with the rules they check: `b5_b7_...` checks
+/// B5 and B7):
+///
+/// 1. a test is *explained*, and never chosen, when another failing test
+///    (not a control) checks only some of its rules: that one is the more
+///    basic check of the same mistake;
+/// 2. each rule is weighed by how many of the step's failing tests
+///    (controls left out) check it, and a test by its heaviest rule: the
+///    test of the rule that fails most is chosen, ties going to the rule
+///    the contract lists first (B1..B12, E1..E10, then K, S, W, R, M, F);
+/// 3. then the test that checks fewer rules, then the first by name;
+/// 4. a control comes after the other tests (it checks that a rule is not
+///    applied too widely, which says little while the rule itself fails),
+///    and a test whose name names no rule (the worked example) after all.
+pub(crate) fn first_failure<'a>(
+    results: &'a Results,
+    number: u32,
+    controls: &BTreeMap<String, String>,
+) -> Option<&'a String> {
+    let failing: Vec<(&String, Vec<Rule>)> = results
+        .iter()
+        .filter(|(test, outcome)| suite::step_of(test) == Some(number) && !outcome.passed)
+        .map(|(test, _)| (test, rules::of_test(test)))
+        .collect();
+    let counted = |test: &str| !controls.contains_key(test);
+    let mut weight: BTreeMap<Rule, usize> = BTreeMap::new();
+    for (test, checks) in &failing {
+        if counted(test) {
+            for rule in checks {
+                *weight.entry(*rule).or_default() += 1;
+            }
+        }
+    }
+    let explained = |test: &String, checks: &[Rule]| {
+        failing.iter().any(|(other, theirs)| {
+            other != &test
+                && counted(other)
+                && !theirs.is_empty()
+                && theirs.len() < checks.len()
+                && theirs.iter().all(|rule| checks.contains(rule))
+        })
+    };
+    failing
+        .iter()
+        .filter(|(test, checks)| !explained(test, checks))
+        .min_by_key(|(test, checks)| {
+            let heaviest = checks
+                .iter()
+                .map(|rule| (Reverse(weight.get(rule).copied().unwrap_or(0)), *rule))
+                .min();
+            (
+                heaviest.is_none(),
+                !counted(test),
+                heaviest,
+                checks.len(),
+                suite::lab_order(test),
+            )
+        })
+        .map(|(test, _)| *test)
 }
 
 /// Step `number`'s TODO in the starter: the very one `reason` names if that
@@ -367,6 +434,133 @@ pub(crate) fn find_todo(dir: &Path, marker: &str) -> Option<Todo> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run in which the `failing` tests fail and the `passing` ones pass.
+    fn run(failing: &[&str], passing: &[&str]) -> Results {
+        let outcome = |passed| suite::Outcome {
+            passed,
+            output: String::new(),
+        };
+        failing
+            .iter()
+            .map(|test| ((*test).to_owned(), outcome(false)))
+            .chain(
+                passing
+                    .iter()
+                    .map(|test| ((*test).to_owned(), outcome(true))),
+            )
+            .collect()
+    }
+
+    fn first(results: &Results, step: u32, controls: &[&str]) -> Option<String> {
+        let controls = controls
+            .iter()
+            .map(|test| ((*test).to_owned(), "why".to_owned()))
+            .collect();
+        first_failure(results, step, &controls).cloned()
+    }
+
+    #[test]
+    fn the_first_failure_is_of_the_rule_most_failing_tests_check_not_the_first_by_name() {
+        // A sleep after the last attempt: both E6 tests fail, and so do one
+        // test of B7 and one of E5 whose scenarios end in that sleep.
+        let results = run(
+            &[
+                "step6_retry::b7_a_probe_that_never_finishes_holds_half_open",
+                "step6_retry::e5_a_failure_that_ends_the_call_is_returned",
+                "step6_retry::e6_a_single_attempt_budget_never_sleeps",
+                "step6_retry::e6_the_last_failure_is_returned_without_a_sleep_after_it",
+            ],
+            &[
+                "step6_retry::b7_a_panicking_task",
+                "step6_retry::e5_a_first_time_success",
+            ],
+        );
+        assert_eq!(
+            first(&results, 6, &[]).as_deref(),
+            Some("step6_retry::e6_a_single_attempt_budget_never_sleeps")
+        );
+        // Opening one failure late: the B1 tests that need the circuit open
+        // fail too, but fewer than B2's.
+        let results = run(
+            &[
+                "step1_closed::b1_a_cooldown_that_overflows_keeps_the_circuit_open",
+                "step1_closed::b1_a_zero_cooldown_is_legal",
+                "step1_closed::b2_a_threshold_of_one_opens_on_the_first_failure",
+                "step1_closed::b2_opening_starts_a_new_generation",
+                "step1_closed::b2_the_circuit_opens_exactly_at_the_threshold",
+                "step2_open::b3_refuses",
+            ],
+            &["step1_closed::b2_a_success_resets"],
+        );
+        assert_eq!(
+            first(&results, 1, &[]).as_deref(),
+            Some("step1_closed::b2_a_threshold_of_one_opens_on_the_first_failure")
+        );
+    }
+
+    #[test]
+    fn a_failure_explained_by_a_more_basic_one_is_never_first_and_ties_go_to_the_contracts_order() {
+        // B5 and B7 fail twice each; b5_b7 is explained by either single
+        // one, and B5 comes before B7.
+        let results = run(
+            &[
+                "step4_p::b5_b7_a_probe_after_a_dropped_one",
+                "step4_p::b7_a_dropped_probe",
+                "step4_p::b5_the_slot",
+            ],
+            &[],
+        );
+        assert_eq!(
+            first(&results, 4, &[]).as_deref(),
+            Some("step4_p::b5_the_slot")
+        );
+        // B11 before B2, by their numbers rather than the alphabet.
+        let results = run(&["step1_c::b11_hook", "step1_c::b2_count"], &[]);
+        assert_eq!(
+            first(&results, 1, &[]).as_deref(),
+            Some("step1_c::b2_count")
+        );
+        // A test of several rules is first when it is all there is.
+        let results = run(&["step12_w::k1_s1_w1_model", "step11_s::s1_x"], &[]);
+        assert_eq!(
+            first(&results, 12, &[]).as_deref(),
+            Some("step12_w::k1_s1_w1_model")
+        );
+    }
+
+    #[test]
+    fn a_control_or_a_test_that_names_no_rule_comes_last_and_weighs_nothing() {
+        // The failing control checks E5 twice over, yet E7's test is first.
+        let results = run(
+            &[
+                "step7_c::e5_control_one",
+                "step7_c::e5_control_two",
+                "step7_c::e7_a_sleep",
+                "step7_c::worked_example",
+            ],
+            &[],
+        );
+        let controls = ["step7_c::e5_control_one", "step7_c::e5_control_two"];
+        assert_eq!(
+            first(&results, 7, &controls).as_deref(),
+            Some("step7_c::e7_a_sleep")
+        );
+        let results = run(&["step7_c::e5_control_one", "step7_c::worked_example"], &[]);
+        assert_eq!(
+            first(&results, 7, &controls).as_deref(),
+            Some("step7_c::e5_control_one")
+        );
+        let results = run(
+            &["step8_w::worked_example_b", "step8_w::worked_example_a"],
+            &[],
+        );
+        assert_eq!(
+            first(&results, 8, &[]).as_deref(),
+            Some("step8_w::worked_example_a")
+        );
+        assert_eq!(first(&results, 7, &[]), None);
+    }
 
     #[test]
     fn the_todo_found_is_the_marker_comment_not_a_helper_that_names_it() {

@@ -42,9 +42,10 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
         None => println!("Running the suite against your starter..."),
     }
     let results = suite::run(&root, None, &[], filter.as_deref(), Build::Shown, &[])?;
-    let board = scoreboard::board(&results, &steps()?, &controls()?);
+    let controls = controls()?;
+    let board = scoreboard::board(&results, &steps()?, &controls);
     let src = root.join("starter/src");
-    let start = scoreboard::start(&results, &board, |marker| {
+    let start = scoreboard::start(&results, &board, &controls, |marker| {
         scoreboard::find_todo(&src, marker)
     });
 
@@ -264,7 +265,7 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
 
     fn report(results: &Results, one_step: bool) -> Vec<String> {
         let board = scoreboard::board(results, &steps(), &controls());
-        let start = scoreboard::start(results, &board, find);
+        let start = scoreboard::start(results, &board, &controls(), find);
         summary(results, &board, &start, one_step, Style::plain())
     }
 

@@ -12,6 +12,7 @@ mod hint;
 mod lab;
 mod progress;
 mod report;
+mod rules;
 mod scoreboard;
 mod scratch;
 mod sealed;
