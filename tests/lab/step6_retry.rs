@@ -1088,5 +1088,6 @@ fn hooked_call(
 mod errors;
 mod give_up;
 mod policy;
+mod spawn;
 mod time_sources;
 mod timeouts;
