@@ -36,6 +36,10 @@ test-solution step="":
         INSTA_UPDATE=no cargo test --workspace --exclude retry-breaker-starter --exclude retry-breaker-bench {{solution_flags}} -- --test-threads=16
     fi
 
+# Rerun `just test [STEP]` every time you save a file of your crate, until Ctrl-C (cargo: `cargo lab-watch 3`).
+watch step="":
+    cargo xtask watch {{quote(step)}}
+
 # Your scoreboard: tests passing per step, and where your next TODO is (cargo: `cargo xtask progress`).
 progress:
     cargo xtask progress

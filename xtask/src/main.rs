@@ -27,6 +27,7 @@ mod submission;
 mod suite;
 mod sync;
 mod test;
+mod watch;
 mod weights;
 mod workspace_root;
 
@@ -43,6 +44,7 @@ commands:
                   and where to start; with a STEP, that step's failures in full
   filter [STEP]   print the test filter for a step, given as a number (3) or a name (generations)
   progress        run the suite on the starter and print a scoreboard by step
+  watch [STEP]    `test [STEP]` again every time a file under starter/ is saved
   hint STEP [reset]  one more hint for a step each time, from a nudge to nearly the answer
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
   check-verdict [RUNS]  judge one wrong student crate RUNS times by both routes: one verdict, no file written
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test::test(args.get(1).map(String::as_str).unwrap_or("")),
+        Some("watch") => watch::watch(args.get(1).map(String::as_str).unwrap_or("")),
         other => dispatch(other, &args).map(|()| ExitCode::SUCCESS),
     };
     match result {

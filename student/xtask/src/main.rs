@@ -20,6 +20,7 @@ mod source_check;
 mod submission;
 mod suite;
 mod test;
+mod watch;
 mod weights;
 mod workspace_root;
 
@@ -32,6 +33,7 @@ commands:
   test [STEP]     run the suite on your starter: failing tests by step, then a scoreboard
                   and where to start; with a STEP, that step's failures in full
   progress        run the suite on your starter and print a scoreboard by step
+  watch [STEP]    `test [STEP]` again every time a file under starter/ is saved
   hint STEP [reset]  one more hint for a step each time, from a nudge to nearly the answer
   filter [STEP]   print the test filter for a step, given as a number (3) or a name (generations)
   grade [--out OUT]
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("test") => test::test(args.get(1).map(String::as_str).unwrap_or("")),
+        Some("watch") => watch::watch(args.get(1).map(String::as_str).unwrap_or("")),
         Some("progress") => progress::progress().map(|()| ExitCode::SUCCESS),
         Some("hint") => hint::hint(
             args.get(1).map(String::as_str),
