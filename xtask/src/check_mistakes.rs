@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::lab::{controls, steps};
+use crate::lab::{steps, syllabus};
 use crate::rules::{self, Rule};
 use crate::scoreboard::{self, Start};
 use crate::scratch::{apply_patch, copy_suite_workspace};
@@ -80,7 +80,7 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
     let runs = scratch.join("runs");
     fs::create_dir_all(&runs).map_err(|e| e.to_string())?;
     let steps = steps()?;
-    let controls = controls()?;
+    let syllabus = syllabus()?;
     let mut problems = Vec::new();
     for patch in &patches {
         let name = patch
@@ -124,8 +124,8 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
         match verdict {
             Verdict::Caught { results, failed } => {
                 let src = workspace.join("starter/src");
-                let board = scoreboard::board(&results, &steps, &controls);
-                let start = scoreboard::start(&results, &board, &controls, |marker| {
+                let board = scoreboard::board(&results, &steps, &syllabus.controls);
+                let start = scoreboard::start(&results, &board, &syllabus, |marker| {
                     scoreboard::find_todo(&src, marker)
                 });
                 let chosen = match &start {

@@ -1,10 +1,52 @@
-//! What the lab is made of: its steps, read from the suite's module files, and
-//! the tests documented as controls.
+//! What the lab is made of: its steps, read from the suite's module files,
+//! the tests documented as controls, and the rules each step states.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 
 use crate::root;
+use crate::rules::Rule;
+
+/// What `just test` knows of the lab, besides a run's results, to say where
+/// to start.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Syllabus {
+    /// The tests documented as controls, with why ([`controls`]).
+    pub controls: BTreeMap<String, String>,
+    /// The rules each step states ([`stated_rules`]).
+    pub stated: BTreeMap<u32, BTreeSet<Rule>>,
+}
+
+/// The syllabus of this lab: its controls, and the rules LAB.md states in
+/// each step (none, if LAB.md cannot be read).
+pub(crate) fn syllabus() -> Result<Syllabus, String> {
+    Ok(Syllabus {
+        controls: controls()?,
+        stated: fs::read_to_string(root().join("LAB.md"))
+            .map(|text| stated_rules(&text))
+            .unwrap_or_default(),
+    })
+}
+
+/// The rules each step's section of LAB.md (`## Step 3: ...`) states: the
+/// rule ids its list opens in bold, `- **B6** ...`.
+pub(crate) fn stated_rules(lab: &str) -> BTreeMap<u32, BTreeSet<Rule>> {
+    let mut stated: BTreeMap<u32, BTreeSet<Rule>> = BTreeMap::new();
+    let mut step = None;
+    for line in lab.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            step = heading
+                .strip_prefix("Step ")
+                .and_then(|rest| rest.split(':').next())
+                .and_then(|number| number.parse().ok());
+        } else if let (Some(step), Some(rest)) = (step, line.strip_prefix("- **")) {
+            if let Some(rule) = rest.split("**").next().and_then(Rule::parse) {
+                stated.entry(step).or_default().insert(rule);
+            }
+        }
+    }
+    stated
+}
 
 /// The lab's steps, as `(number, name)`, read from the suite's module files
 /// (`tests/lab/step3_half_open.rs` is step 3, `half_open`).
@@ -67,4 +109,21 @@ pub(crate) fn controls_in(module: &str, text: &str) -> BTreeMap<String, String> 
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_step_states_the_rules_its_list_opens_in_bold() {
+        let lab = "## How to work\n\n- **B9** not a step\n\n## Step 1: closed (TODO 1)\n\n\
+                   - **B1** zero\n- **B2** counts, unlike **B3**\n\n## Step 6: retry\n\n\
+                   - **E5** the value\n- **B8** no lock\n\n## Common mistakes\n\n- **E9**\n";
+        let stated = stated_rules(lab);
+        let ids = |step| -> Vec<String> { stated[&step].iter().map(Rule::to_string).collect() };
+        assert_eq!(stated.keys().copied().collect::<Vec<_>>(), [1, 6]);
+        assert_eq!(ids(1), ["B1", "B2"]);
+        assert_eq!(ids(6), ["B8", "E5"]);
+    }
 }

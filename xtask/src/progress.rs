@@ -1,6 +1,6 @@
 //! `cargo xtask progress`: the student's scoreboard.
 
-use crate::lab::{controls, steps};
+use crate::lab::{steps, syllabus};
 use crate::root;
 use crate::scoreboard::{self, Style};
 use crate::suite::{self, Build};
@@ -10,10 +10,10 @@ pub(crate) fn progress() -> Result<(), String> {
     let style = Style::detect();
     println!("Running the suite against your starter...");
     let results = suite::run(&root, None, &[], None, Build::Shown, &[])?;
-    let controls = controls()?;
-    let board = scoreboard::board(&results, &steps()?, &controls);
+    let syllabus = syllabus()?;
+    let board = scoreboard::board(&results, &steps()?, &syllabus.controls);
     let src = root.join("starter/src");
-    let start = scoreboard::start(&results, &board, &controls, |marker| {
+    let start = scoreboard::start(&results, &board, &syllabus, |marker| {
         scoreboard::find_todo(&src, marker)
     });
     let hint = match &start {

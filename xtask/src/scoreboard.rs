@@ -5,11 +5,12 @@
 //! which reads the starter, so that the unit tests can feed canned results.
 
 use std::cmp::Reverse;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::IsTerminal;
 use std::path::Path;
 
+use crate::lab::Syllabus;
 use crate::rules::{self, Rule};
 use crate::suite::{self, Results};
 
@@ -178,7 +179,7 @@ pub(crate) enum Start {
 pub(crate) fn start(
     results: &Results,
     board: &Board,
-    controls: &BTreeMap<String, String>,
+    syllabus: &Syllabus,
     find: impl Fn(&str) -> Option<Todo>,
 ) -> Start {
     let Some(step) = board.next() else {
@@ -191,7 +192,7 @@ pub(crate) fn start(
         };
     };
     let number = step.number;
-    let failure = first_failure(results, number, controls)
+    let failure = first_failure(results, number, syllabus)
         .map(|test| (test.clone(), suite::reason(&results[test].output)));
     let reason = failure.as_ref().map(|(_, reason)| reason.as_str());
     // A step without TODOs of its own (the worked example, the exploration)
@@ -212,43 +213,53 @@ pub(crate) fn start(
 
 /// The failing test of step `number` to start with: the one that diagnoses
 /// the mistake, rather than the first in the alphabet. A mistake in the
-/// code of one rule fails most tests of that rule, and only the odd test of
-/// another rule that happens to pass through the same code (an overflow
-/// test of B1 that needs the circuit to open as B2 says; a test of B7 that
-/// runs through the retry loop of step 6). So, among the step's failing
-/// tests (test names start with the rules they check: `b5_b7_...` checks
-/// B5 and B7):
+/// code of one rule fails that rule's tests, and with them the odd test of
+/// another rule whose scenario passes through the same code: an overflow
+/// test of B1 needs the circuit to open as B2 says, a test of B7 in step 6
+/// runs through the retry loop, and every probe of step 2 first needs the
+/// cooldown to end as B4 says. So, among the step's failing tests (a test's
+/// name starts with the rules it checks: `b5_b7_...` checks B5 and B7):
 ///
 /// 1. a test is *explained*, and never chosen, when another failing test
 ///    (not a control) checks only some of its rules: that one is the more
-///    basic check of the same mistake;
-/// 2. each rule is weighed by how many of the step's failing tests
-///    (controls left out) check it, and a test by its heaviest rule: the
-///    test of the rule that fails most is chosen, ties going to the rule
-///    the contract lists first (B1..B12, E1..E10, then K, S, W, R, M, F);
-/// 3. then the test that checks fewer rules, then the first by name;
-/// 4. a control comes after the other tests (it checks that a rule is not
+///    basic check;
+/// 2. a test of a rule the step states (its section of LAB.md) comes before
+///    one that checks only rules of other steps, again, through this step's
+///    code;
+/// 3. a rule weighs as many different failures as its failing tests show
+///    (controls left out), tests that fail with the very same message
+///    counting once, since they failed at one and the same check; a test
+///    weighs as its heaviest rule, the heaviest first, ties going to the
+///    rule the contract lists first (B1..B12, E1..E10, then K, S, W, R, M);
+/// 4. then the test that checks fewer rules, then the first by name;
+/// 5. a control comes after the other tests (it checks that a rule is not
 ///    applied too widely, which says little while the rule itself fails),
 ///    and a test whose name names no rule (the worked example) after all.
 pub(crate) fn first_failure<'a>(
     results: &'a Results,
     number: u32,
-    controls: &BTreeMap<String, String>,
+    syllabus: &Syllabus,
 ) -> Option<&'a String> {
     let failing: Vec<(&String, Vec<Rule>)> = results
         .iter()
         .filter(|(test, outcome)| suite::step_of(test) == Some(number) && !outcome.passed)
         .map(|(test, _)| (test, rules::of_test(test)))
         .collect();
-    let counted = |test: &str| !controls.contains_key(test);
-    let mut weight: BTreeMap<Rule, usize> = BTreeMap::new();
+    let counted = |test: &str| !syllabus.controls.contains_key(test);
+    let stated = syllabus.stated.get(&number);
+    let is_stated = |rule: &Rule| stated.is_some_and(|stated| stated.contains(rule));
+    let mut failures: BTreeMap<Rule, BTreeSet<String>> = BTreeMap::new();
     for (test, checks) in &failing {
         if counted(test) {
             for rule in checks {
-                *weight.entry(*rule).or_default() += 1;
+                failures
+                    .entry(*rule)
+                    .or_default()
+                    .insert(suite::reason(&results[*test].output));
             }
         }
     }
+    let weight = |rule: &Rule| failures.get(rule).map_or(0, BTreeSet::len);
     let explained = |test: &String, checks: &[Rule]| {
         failing.iter().any(|(other, theirs)| {
             other != &test
@@ -262,13 +273,16 @@ pub(crate) fn first_failure<'a>(
         .iter()
         .filter(|(test, checks)| !explained(test, checks))
         .min_by_key(|(test, checks)| {
+            let of_step = checks.iter().any(is_stated);
             let heaviest = checks
                 .iter()
-                .map(|rule| (Reverse(weight.get(rule).copied().unwrap_or(0)), *rule))
+                .filter(|rule| !of_step || is_stated(rule))
+                .map(|rule| (Reverse(weight(rule)), *rule))
                 .min();
             (
                 heaviest.is_none(),
                 !counted(test),
+                !of_step,
                 heaviest,
                 checks.len(),
                 suite::lab_order(test),
@@ -435,51 +449,53 @@ pub(crate) fn find_todo(dir: &Path, marker: &str) -> Option<Todo> {
 mod tests {
     use super::*;
 
-    /// A run in which the `failing` tests fail and the `passing` ones pass.
+    /// A run in which the `failing` tests fail, each saying its own name
+    /// unless it is given as `test=message`, and the `passing` ones pass.
     fn run(failing: &[&str], passing: &[&str]) -> Results {
-        let outcome = |passed| suite::Outcome {
-            passed,
-            output: String::new(),
+        let failed = |test: &str| {
+            let (test, said) = test.split_once('=').unwrap_or((test, test));
+            let output = format!("thread '{test}' panicked at tests/lab/x.rs:1:1:\n{said}\n");
+            (
+                test.to_owned(),
+                suite::Outcome {
+                    passed: false,
+                    output,
+                },
+            )
+        };
+        let passed = |test: &&str| {
+            let output = String::new();
+            (
+                (*test).to_owned(),
+                suite::Outcome {
+                    passed: true,
+                    output,
+                },
+            )
         };
         failing
             .iter()
-            .map(|test| ((*test).to_owned(), outcome(false)))
-            .chain(
-                passing
-                    .iter()
-                    .map(|test| ((*test).to_owned(), outcome(true))),
-            )
+            .map(|test| failed(test))
+            .chain(passing.iter().map(passed))
             .collect()
     }
 
+    /// The first failure of `step` in a lab whose step 2 states B4 and B5,
+    /// and step 6 states E5 and E6, with these `controls`.
     fn first(results: &Results, step: u32, controls: &[&str]) -> Option<String> {
-        let controls = controls
-            .iter()
-            .map(|test| ((*test).to_owned(), "why".to_owned()))
-            .collect();
-        first_failure(results, step, &controls).cloned()
+        let rules = |ids: &[&str]| ids.iter().filter_map(|id| Rule::parse(id)).collect();
+        let syllabus = Syllabus {
+            controls: controls
+                .iter()
+                .map(|test| ((*test).to_owned(), "why".to_owned()))
+                .collect(),
+            stated: BTreeMap::from([(2, rules(&["B4", "B5"])), (6, rules(&["E5", "E6"]))]),
+        };
+        first_failure(results, step, &syllabus).cloned()
     }
 
     #[test]
-    fn the_first_failure_is_of_the_rule_most_failing_tests_check_not_the_first_by_name() {
-        // A sleep after the last attempt: both E6 tests fail, and so do one
-        // test of B7 and one of E5 whose scenarios end in that sleep.
-        let results = run(
-            &[
-                "step6_retry::b7_a_probe_that_never_finishes_holds_half_open",
-                "step6_retry::e5_a_failure_that_ends_the_call_is_returned",
-                "step6_retry::e6_a_single_attempt_budget_never_sleeps",
-                "step6_retry::e6_the_last_failure_is_returned_without_a_sleep_after_it",
-            ],
-            &[
-                "step6_retry::b7_a_panicking_task",
-                "step6_retry::e5_a_first_time_success",
-            ],
-        );
-        assert_eq!(
-            first(&results, 6, &[]).as_deref(),
-            Some("step6_retry::e6_a_single_attempt_budget_never_sleeps")
-        );
+    fn the_first_failure_is_of_the_rule_that_fails_most_not_the_first_by_name() {
         // Opening one failure late: the B1 tests that need the circuit open
         // fail too, but fewer than B2's.
         let results = run(
@@ -495,7 +511,72 @@ mod tests {
         );
         assert_eq!(
             first(&results, 1, &[]).as_deref(),
-            Some("step1_closed::b2_a_threshold_of_one_opens_on_the_first_failure")
+            Some("step1_closed::b2_a_threshold_of_one_opens_on_the_first_failure"),
+            "the rule with the most failing tests (B2) is the diagnosis, not B1 by name"
+        );
+        // A sleep after the last attempt: both E6 tests fail, and so does
+        // one test of E5 whose scenario ends in that sleep.
+        let results = run(
+            &[
+                "step6_retry::e5_a_failure_that_ends_the_call_is_returned",
+                "step6_retry::e6_a_single_attempt_budget_never_sleeps",
+                "step6_retry::e6_the_last_failure_is_returned_without_a_sleep_after_it",
+            ],
+            &["step6_retry::e5_a_first_time_success"],
+        );
+        assert_eq!(
+            first(&results, 6, &[]).as_deref(),
+            Some("step6_retry::e6_a_single_attempt_budget_never_sleeps")
+        );
+    }
+
+    #[test]
+    fn a_rule_the_step_states_comes_before_an_earlier_steps_rule_checked_again() {
+        // Two tests of B7 that run through the retry loop fail, and one of
+        // the loop's own E5: step 6 states E5, not B7.
+        let results = run(
+            &[
+                "step6_retry::b7_a_probe_that_never_finishes_holds_half_open",
+                "step6_retry::b7_a_panicking_probe_does_not_wedge_the_breaker",
+                "step6_retry::e5_a_failure_that_ends_the_call_is_returned",
+            ],
+            &[],
+        );
+        assert_eq!(
+            first(&results, 6, &[]).as_deref(),
+            Some("step6_retry::e5_a_failure_that_ends_the_call_is_returned")
+        );
+    }
+
+    #[test]
+    fn tests_that_fail_with_the_same_message_count_once() {
+        // A probe one instant late: every probe of step 2 fails on the very
+        // same check, so B5's four tests weigh no more than B4's one, and
+        // B4 comes first in the contract. B1 is no rule step 2 states.
+        let late = "=TODO(2): the first attempt at or after the deadline must be admitted";
+        let tests = [
+            "step2_open::b1_a_huge_cooldown_ends",
+            "step2_open::b1_with_a_zero_cooldown_the_next_attempt_is_the_probe",
+            "step2_open::b4_the_first_attempt_exactly_at_the_deadline_becomes_the_probe",
+            "step2_open::b5_a_failed_probe_reopens",
+            "step2_open::b5_a_successful_probe_closes",
+            "step2_open::b5_every_transition_starts_a_new_generation",
+            "step2_open::b5_only_one_probe_at_a_time",
+        ]
+        .map(|test| format!("{test}{late}"));
+        let tests: Vec<&str> = tests.iter().map(String::as_str).collect();
+        assert_eq!(
+            first(&run(&tests, &[]), 2, &[]).as_deref(),
+            Some("step2_open::b4_the_first_attempt_exactly_at_the_deadline_becomes_the_probe")
+        );
+        // Said four different ways, B5's failures are four.
+        let tests: Vec<&str> = tests
+            .iter()
+            .map(|test| test.split('=').next().unwrap())
+            .collect();
+        assert_eq!(
+            first(&run(&tests, &[]), 2, &[]).as_deref(),
+            Some("step2_open::b5_a_failed_probe_reopens")
         );
     }
 
@@ -531,7 +612,7 @@ mod tests {
 
     #[test]
     fn a_control_or_a_test_that_names_no_rule_comes_last_and_weighs_nothing() {
-        // The failing control checks E5 twice over, yet E7's test is first.
+        // The failing controls check E5 twice over, yet E7's test is first.
         let results = run(
             &[
                 "step7_c::e5_control_one",

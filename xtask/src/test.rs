@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
-use crate::lab::{controls, steps};
+use crate::lab::{steps, syllabus};
 use crate::scoreboard::{self, Board, Start, Style};
 use crate::suite::{self, Build, Results};
 use crate::{filter, root};
@@ -42,10 +42,10 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
         None => println!("Running the suite against your starter..."),
     }
     let results = suite::run(&root, None, &[], filter.as_deref(), Build::Shown, &[])?;
-    let controls = controls()?;
-    let board = scoreboard::board(&results, &steps()?, &controls);
+    let syllabus = syllabus()?;
+    let board = scoreboard::board(&results, &steps()?, &syllabus.controls);
     let src = root.join("starter/src");
-    let start = scoreboard::start(&results, &board, &controls, |marker| {
+    let start = scoreboard::start(&results, &board, &syllabus, |marker| {
         scoreboard::find_todo(&src, marker)
     });
 
@@ -265,7 +265,11 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
 
     fn report(results: &Results, one_step: bool) -> Vec<String> {
         let board = scoreboard::board(results, &steps(), &controls());
-        let start = scoreboard::start(results, &board, &controls(), find);
+        let syllabus = crate::lab::Syllabus {
+            controls: controls(),
+            ..Default::default()
+        };
+        let start = scoreboard::start(results, &board, &syllabus, find);
         summary(results, &board, &start, one_step, Style::plain())
     }
 
