@@ -1,7 +1,7 @@
 //! What the lab is made of: its steps, read from the suite's module files,
 //! the tests documented as controls, and the rules each step states.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs;
 
 use crate::root;
@@ -13,8 +13,9 @@ use crate::rules::Rule;
 pub(crate) struct Syllabus {
     /// The tests documented as controls, with why ([`controls`]).
     pub controls: BTreeMap<String, String>,
-    /// The rules each step states ([`stated_rules`]).
-    pub stated: BTreeMap<u32, BTreeSet<Rule>>,
+    /// The rules each step states, in the order it states them
+    /// ([`stated_rules`]).
+    pub stated: BTreeMap<u32, Vec<Rule>>,
 }
 
 /// The syllabus of this lab: its controls, and the rules LAB.md states in
@@ -29,9 +30,9 @@ pub(crate) fn syllabus() -> Result<Syllabus, String> {
 }
 
 /// The rules each step's section of LAB.md (`## Step 3: ...`) states: the
-/// rule ids its list opens in bold, `- **B6** ...`.
-pub(crate) fn stated_rules(lab: &str) -> BTreeMap<u32, BTreeSet<Rule>> {
-    let mut stated: BTreeMap<u32, BTreeSet<Rule>> = BTreeMap::new();
+/// rule ids its list opens in bold, `- **B6** ...`, in the order it does.
+pub(crate) fn stated_rules(lab: &str) -> BTreeMap<u32, Vec<Rule>> {
+    let mut stated: BTreeMap<u32, Vec<Rule>> = BTreeMap::new();
     let mut step = None;
     for line in lab.lines() {
         if let Some(heading) = line.strip_prefix("## ") {
@@ -41,7 +42,10 @@ pub(crate) fn stated_rules(lab: &str) -> BTreeMap<u32, BTreeSet<Rule>> {
                 .and_then(|number| number.parse().ok());
         } else if let (Some(step), Some(rest)) = (step, line.strip_prefix("- **")) {
             if let Some(rule) = rest.split("**").next().and_then(Rule::parse) {
-                stated.entry(step).or_default().insert(rule);
+                let rules = stated.entry(step).or_default();
+                if !rules.contains(&rule) {
+                    rules.push(rule);
+                }
             }
         }
     }
@@ -119,11 +123,12 @@ mod tests {
     fn each_step_states_the_rules_its_list_opens_in_bold() {
         let lab = "## How to work\n\n- **B9** not a step\n\n## Step 1: closed (TODO 1)\n\n\
                    - **B1** zero\n- **B2** counts, unlike **B3**\n\n## Step 6: retry\n\n\
-                   - **E5** the value\n- **B8** no lock\n\n## Common mistakes\n\n- **E9**\n";
+                   - **E5** the value\n- **B8** no lock\n- **E5** again\n\n\
+                   ## Common mistakes\n\n- **E9**\n";
         let stated = stated_rules(lab);
         let ids = |step| -> Vec<String> { stated[&step].iter().map(Rule::to_string).collect() };
         assert_eq!(stated.keys().copied().collect::<Vec<_>>(), [1, 6]);
         assert_eq!(ids(1), ["B1", "B2"]);
-        assert_eq!(ids(6), ["B8", "E5"]);
+        assert_eq!(ids(6), ["E5", "B8"]);
     }
 }
