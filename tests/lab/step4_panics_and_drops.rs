@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use retry_breaker::{Phase, Rejected, State};
 
 use crate::support::breaker_core::{Core, TASK_PANIC, spawned};
+use crate::support::panics::quietly;
 use crate::support::{Lab, ms};
 
 mod clock;
@@ -375,7 +376,7 @@ fn b7_b12_an_owned_permit_dropped_by_a_panic_counts_as_a_failure() {
     let permit = core.breaker.try_acquire_owned().unwrap();
     let joined = spawned(async move {
         let _permit = permit;
-        panic!("{TASK_PANIC}");
+        quietly(|| panic!("{TASK_PANIC}"));
     });
     assert!(
         joined.is_err_and(|error| error.is_panic()),
