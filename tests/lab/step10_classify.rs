@@ -1,9 +1,9 @@
 //! Step 10 (advanced, optional), classification: the breaker counts what an
 //! outcome means, not whether it is `Ok` (TODO(10); rules K1-K3).
 
-use retry_breaker::{ExecuteError, Recorded, State, Verdict};
+use retry_breaker::{Recorded, State, Verdict};
 
-use crate::support::{Fault, Lab, Script, ms, no_backoff, run};
+use crate::support::{Ending, Fault, Lab, Script, ms, no_backoff, run};
 
 const LOOPED: &str = "the retry loop did not stop: TODO(10), or the TODOs of steps 1-7";
 
@@ -158,15 +158,19 @@ fn k1_k3_an_error_read_as_a_success_is_a_sign_of_life_and_still_reaches_the_call
             .classified(gateway)
             .run()
             .await;
-        assert!(
-            matches!(
-                result,
-                Err(ExecuteError::Task {
-                    attempt: 1,
-                    source: Fault::Declined,
-                    ..
-                })
-            ),
+        assert_eq!(
+            result.ending(),
+            "Task",
+            "TODO(10): the decline ends the call as the task's error (K3), got {result:?}"
+        );
+        assert_eq!(
+            result.attempt(),
+            Some(1),
+            "TODO(10): the decline is not retried, so attempt 1 ends the call (K2), got {result:?}"
+        );
+        assert_eq!(
+            result.cause(),
+            Some(&Fault::Declined),
             "TODO(10): the caller still gets the decline (K3), got {result:?}"
         );
         assert_eq!(
@@ -217,16 +221,21 @@ fn k2_a_decline_is_not_retried_and_a_timeout_is_counted_and_retried() {
             .classified(gateway)
             .run()
             .await;
-        assert!(
-            matches!(
-                result,
-                Err(ExecuteError::Task {
-                    attempt: 2,
-                    source: Fault::Declined,
-                    ..
-                })
-            ),
-            "TODO(10): the timeout is retried, the decline ends the call: {result:?}"
+        assert_eq!(
+            result.ending(),
+            "Task",
+            "TODO(10): the decline ends the call as the task's error (K3): {result:?}"
+        );
+        assert_eq!(
+            result.attempt(),
+            Some(2),
+            "TODO(10): the timeout is retried, the decline ends the call at attempt 2 (K2): \
+             {result:?}"
+        );
+        assert_eq!(
+            result.cause(),
+            Some(&Fault::Declined),
+            "TODO(10): the call ends with the decline, unchanged (K3): {result:?}"
         );
         assert_eq!(
             script.calls(),
@@ -255,14 +264,15 @@ fn k1_k2_an_ignored_probe_through_execute_frees_the_slot_and_is_not_retried() {
             .classified(gateway)
             .run()
             .await;
-        assert!(
-            matches!(
-                result,
-                Err(ExecuteError::Task {
-                    source: Fault::Unavailable,
-                    ..
-                })
-            ),
+        assert_eq!(
+            result.ending(),
+            "Task",
+            "TODO(10): the ignored error is not retried and ends the call as the task's error \
+             (K2): {result:?}"
+        );
+        assert_eq!(
+            result.cause(),
+            Some(&Fault::Unavailable),
             "TODO(10): the caller still gets the error (K3): {result:?}"
         );
         assert_eq!(
@@ -274,3 +284,5 @@ fn k1_k2_an_ignored_probe_through_execute_frees_the_slot_and_is_not_retried() {
         );
     });
 }
+
+mod separate_questions;

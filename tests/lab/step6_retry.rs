@@ -24,9 +24,10 @@ fn e1_an_attempt_budget_of_zero_is_an_error_and_never_calls_the_task() {
         let lab = Lab::new(1, ms(10));
         let script = Script::new([]);
         let result = lab.call(0, &script).run().await;
-        assert!(
-            matches!(result, Err(ExecuteError::NoAttempts)),
-            "{result:?}"
+        assert_eq!(
+            result.ending(),
+            "NoAttempts",
+            "TODO(6): a budget of 0 attempts ends the call with `NoAttempts` (E1); got {result:?}"
         );
         assert!(
             result.unwrap_err().to_string().contains("at least 1"),
@@ -96,16 +97,20 @@ fn e5_a_non_retryable_error_is_returned_at_once_with_the_original_as_source() {
         let script = Script::new([Err(Fault::Declined)]);
         let result = lab.call(3, &script).run().await;
         let error = result.unwrap_err();
-        assert!(
-            matches!(
-                error,
-                ExecuteError::Task {
-                    attempt: 1,
-                    source: Fault::Declined,
-                    ..
-                }
-            ),
-            "{error:?}"
+        assert_eq!(
+            error.ending(),
+            "Task",
+            "TODO(6): a non-retryable error ends the call with the task's error (E5); got {error:?}"
+        );
+        assert_eq!(
+            error.attempt(),
+            Some(1),
+            "TODO(6): the non-retryable error of attempt 1 ends the call at once (E5); got {error:?}"
+        );
+        assert_eq!(
+            error.cause(),
+            Some(&Fault::Declined),
+            "TODO(6): the call returns the original error (E5); got {error:?}"
         );
         let source = std::error::Error::source(&error).expect("the task's error is the source");
         assert_eq!(
@@ -143,17 +148,23 @@ fn e5_a_non_retryable_error_after_a_retry_ends_the_call_there() {
         let lab = Lab::new(5, ms(10));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Declined), Ok(3)]);
         let result = lab.call(3, &script).run().await;
-        assert!(
-            matches!(
-                result,
-                Err(ExecuteError::Task {
-                    attempt: 2,
-                    source: Fault::Declined,
-                    ..
-                })
-            ),
+        assert_eq!(
+            result.ending(),
+            "Task",
+            "TODO(6): a non-retryable error ends the call with the task's error (E5); got \
+             {result:?}"
+        );
+        assert_eq!(
+            result.attempt(),
+            Some(2),
             "TODO(6): attempt 2 failed with an error `retryable` turns down, so the call ends \
-             there with that error, although a third attempt was allowed (E5); got {result:?}"
+             there, although a third attempt was allowed (E5); got {result:?}"
+        );
+        assert_eq!(
+            result.cause(),
+            Some(&Fault::Declined),
+            "TODO(6): the call ends with attempt 2's error, the one `retryable` turned down \
+             (E5); got {result:?}"
         );
         assert_eq!(
             script.calls(),
@@ -240,16 +251,20 @@ fn e6_the_last_failure_is_returned_without_a_sleep_after_it() {
         ]);
         let result = lab.call(3, &script).run().await;
         let error = result.unwrap_err();
-        assert!(
-            matches!(
-                error,
-                ExecuteError::Task {
-                    attempt: 3,
-                    source: Fault::Unavailable,
-                    ..
-                }
-            ),
-            "{error:?}"
+        assert_eq!(
+            error.ending(),
+            "Task",
+            "TODO(6): the last failure ends the call with the task's error (E5); got {error:?}"
+        );
+        assert_eq!(
+            error.attempt(),
+            Some(3),
+            "TODO(6): the call ends with attempt 3, the last of the budget (E5); got {error:?}"
+        );
+        assert_eq!(
+            error.cause(),
+            Some(&Fault::Unavailable),
+            "TODO(6): the call returns the last attempt's error (E5); got {error:?}"
         );
         assert_eq!(
             error.into_task_error(),
@@ -275,9 +290,15 @@ fn e6_a_single_attempt_budget_never_sleeps() {
         let lab = Lab::new(5, ms(10));
         let script = Script::new([Err(Fault::Timeout)]);
         let result = lab.call(1, &script).run().await;
-        assert!(
-            matches!(result, Err(ExecuteError::Task { attempt: 1, .. })),
-            "TODO(6): the call must end as `result, Err(ExecuteError::Task {{attempt: 1, ..}})`"
+        assert_eq!(
+            result.ending(),
+            "Task",
+            "TODO(6): the only attempt's failure ends the call with the task's error (E5); got {result:?}"
+        );
+        assert_eq!(
+            result.attempt(),
+            Some(1),
+            "TODO(6): a budget of 1 ends with attempt 1 (E5, E6); got {result:?}"
         );
         assert!(
             lab.sleeper.delays().is_empty(),
@@ -293,16 +314,19 @@ fn e4_every_attempt_is_reported_so_retries_can_open_the_circuit() {
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Timeout)]);
         let result = lab.call(5, &script).run().await;
         let error = result.unwrap_err();
+        assert_eq!(
+            error.ending(),
+            "Rejected",
+            "TODO(6): the two failed attempts opened the circuit, so the call ends refused (E4, E3): {error:?}"
+        );
+        assert_eq!(
+            error.attempt(),
+            Some(3),
+            "TODO(6): attempt 3 is the one refused (E4, E3): {error:?}"
+        );
         assert!(
-            matches!(
-                error,
-                ExecuteError::Rejected {
-                    attempt: 3,
-                    rejection: Rejected::Open { .. },
-                    ..
-                }
-            ),
-            "the two failed attempts opened the circuit, so attempt 3 is refused: {error:?}"
+            matches!(error.rejection(), Some(Rejected::Open { .. })),
+            "TODO(6): attempt 3 is refused because the circuit is open (E4): {error:?}"
         );
         assert_eq!(
             script.calls(),
@@ -345,9 +369,25 @@ fn e3_a_rejection_ends_the_call_at_once_without_task_sleep_or_spin() {
         let script = Script::new([]);
         let result = lab.call(5, &script).run().await;
         let error = result.unwrap_err();
-        assert!(
-            matches!(error, ExecuteError::Rejected { attempt: 1, rejection: Rejected::Open { remaining }, source: None } if remaining == ms(6)),
-            "{error:?}"
+        assert_eq!(
+            error.ending(),
+            "Rejected",
+            "TODO(6): an open circuit refuses the call (E3); got {error:?}"
+        );
+        assert_eq!(
+            error.attempt(),
+            Some(1),
+            "TODO(6): the first attempt is the one refused (E3); got {error:?}"
+        );
+        assert_eq!(
+            error.rejection(),
+            Some(Rejected::Open { remaining: ms(6) }),
+            "TODO(6): the refusal is the breaker's own, with 6 ms of cooldown left (E3); got {error:?}"
+        );
+        assert_eq!(
+            error.cause(),
+            None,
+            "TODO(6): a refusal of the first attempt carries no task error (E10); got {error:?}"
         );
         assert!(error.to_string().contains("refused"), "{error}");
         assert_eq!(
@@ -376,16 +416,25 @@ fn e3_a_call_refused_because_a_probe_is_out_says_so() {
         let probe = lab.probe();
         let script = Script::new([]);
         let result = lab.call(3, &script).run().await;
-        assert!(
-            matches!(
-                result,
-                Err(ExecuteError::Rejected {
-                    attempt: 1,
-                    rejection: Rejected::ProbeInFlight,
-                    source: None,
-                })
-            ),
-            "{result:?}"
+        assert_eq!(
+            result.ending(),
+            "Rejected",
+            "TODO(6): a half-open circuit with its probe out refuses the call (E3); got {result:?}"
+        );
+        assert_eq!(
+            result.attempt(),
+            Some(1),
+            "TODO(6): the first attempt is the one refused (E3); got {result:?}"
+        );
+        assert_eq!(
+            result.rejection(),
+            Some(Rejected::ProbeInFlight),
+            "TODO(6): the refusal says a probe is in flight (E3); got {result:?}"
+        );
+        assert_eq!(
+            result.cause(),
+            None,
+            "TODO(6): a refusal of the first attempt carries no task error (E10); got {result:?}"
         );
         assert_eq!(
             script.calls(),
@@ -725,15 +774,25 @@ fn e10_a_refusal_after_a_failed_attempt_carries_that_attempts_error() {
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable)]);
         let result = lab.call(3, &script).run().await;
         let error = result.unwrap_err();
+        assert_eq!(
+            error.ending(),
+            "Rejected",
+            "TODO(6): attempt 2's failure opened the circuit, so the call ends refused (E3, E4); \
+             got {error:?}"
+        );
+        assert_eq!(
+            error.attempt(),
+            Some(3),
+            "TODO(6): attempt 2's failure opened the circuit, so attempt 3 is refused (E3, E4); \
+             got {error:?}"
+        );
         assert!(
-            matches!(
-                error,
-                ExecuteError::Rejected {
-                    attempt: 3,
-                    rejection: Rejected::Open { .. },
-                    source: Some(Fault::Unavailable),
-                }
-            ),
+            matches!(error.rejection(), Some(Rejected::Open { .. })),
+            "TODO(6): attempt 3 is refused because the circuit is open (E3); got {error:?}"
+        );
+        assert_eq!(
+            error.cause(),
+            Some(&Fault::Unavailable),
             "TODO(6): a refusal after a failed attempt carries the error of the attempt just \
              before it (the last, not the first), as its source (E10); got {error:?}"
         );
@@ -760,16 +819,22 @@ fn e10_a_refusal_of_a_retry_while_the_cooldown_runs_carries_the_failure_that_ope
         let script = Script::new([Err(Fault::Timeout)]);
         let result = lab.call(5, &script).run().await;
         let error = result.unwrap_err();
-        assert!(
-            matches!(
-                error,
-                ExecuteError::Rejected {
-                    attempt: 2,
-                    rejection: Rejected::Open { remaining },
-                    source: Some(Fault::Timeout),
-                } if remaining == ms(90)
-            ),
-            "TODO(6): E10, E3; got {error:?}"
+        assert_eq!(
+            error.attempt(),
+            Some(2),
+            "TODO(6): the retry asks while the circuit is still open, and is refused: no \
+             attempt is made past a refusal (E3); got {error:?}"
+        );
+        assert_eq!(
+            error.rejection(),
+            Some(Rejected::Open { remaining: ms(90) }),
+            "TODO(6): the refusal is the open circuit's, with 90 ms of its cooldown left (E3); \
+             got {error:?}"
+        );
+        assert_eq!(
+            error.cause(),
+            Some(&Fault::Timeout),
+            "TODO(6): the refusal carries the failure that opened the circuit (E10); got {error:?}"
         );
         assert_eq!(
             lab.sleeper.delays(),
@@ -964,8 +1029,22 @@ fn e5_a_failure_that_ends_the_call_is_returned_even_if_the_token_was_cancelled_d
                 scripted()
             };
             let result = lab.call_with(budget, task).cancel(&cancel).run().await;
-            assert!(
-                matches!(result, Err(ExecuteError::Task { attempt: 1, source, .. }) if source == fault),
+            assert_eq!(
+                result.ending(),
+                "Task",
+                "TODO(6): budget {budget}, {fault} while the token was cancelled: nothing would be \
+                 retried, so the call ends with the task's error, not a cancellation (E5); got \
+                 {result:?}"
+            );
+            assert_eq!(
+                result.attempt(),
+                Some(1),
+                "TODO(6): budget {budget}, {fault} while the token was cancelled: nothing would be \
+                 retried, so the call ends with attempt 1 (E5); got {result:?}"
+            );
+            assert_eq!(
+                result.cause(),
+                Some(&fault),
                 "TODO(6): budget {budget}, {fault} while the token was cancelled: nothing would be \
                  retried, so the call returns the attempt's own error (E5); got {result:?}"
             );

@@ -15,7 +15,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use retry_breaker::{ExecuteError, GaveUp, Sleeper, Verdict};
+use retry_breaker::{ExecuteError, GaveUp, Rejected, Sleeper, Verdict};
 use tokio_util::sync::CancellationToken;
 
 use super::fault::{Fault, retryable};
@@ -216,7 +216,7 @@ impl<'a, T, E, Task, R, B, S, K> Call<'a, T, E, Task, R, B, S, K> {
 }
 
 /// How a call ended, one claim at a time, so that each assertion checks one
-/// thing and says which rule it is.
+/// thing and says which rule it is. For a call's result, or its error.
 pub trait Ending<E> {
     /// The variant the call ended with: `"Ok"`, `"NoAttempts"`,
     /// `"Cancelled"`, `"Rejected"`, `"TimeMismatch"` or `"Task"`.
@@ -225,28 +225,29 @@ pub trait Ending<E> {
     fn attempt(&self) -> Option<u32>;
     /// Why a `Task` error was not retried.
     fn reason(&self) -> Option<GaveUp>;
+    /// Why the breaker refused a `Rejected` attempt.
+    fn rejection(&self) -> Option<Rejected>;
     /// How many attempts a `Cancelled` error says ran.
     fn attempts_made(&self) -> Option<u32>;
     /// The task's error the call ended with, if it carries one.
     fn cause(&self) -> Option<&E>;
 }
 
-impl<T, E> Ending<E> for Result<T, ExecuteError<E>> {
+impl<E> Ending<E> for ExecuteError<E> {
     fn ending(&self) -> &'static str {
         match self {
-            Ok(_) => "Ok",
-            Err(ExecuteError::NoAttempts) => "NoAttempts",
-            Err(ExecuteError::Cancelled { .. }) => "Cancelled",
-            Err(ExecuteError::Rejected { .. }) => "Rejected",
-            Err(ExecuteError::TimeMismatch { .. }) => "TimeMismatch",
-            Err(ExecuteError::Task { .. }) => "Task",
-            Err(_) => "an ExecuteError this suite does not know",
+            ExecuteError::NoAttempts => "NoAttempts",
+            ExecuteError::Cancelled { .. } => "Cancelled",
+            ExecuteError::Rejected { .. } => "Rejected",
+            ExecuteError::TimeMismatch { .. } => "TimeMismatch",
+            ExecuteError::Task { .. } => "Task",
+            _ => "an ExecuteError this suite does not know",
         }
     }
 
     fn attempt(&self) -> Option<u32> {
         match self {
-            Err(ExecuteError::Task { attempt, .. } | ExecuteError::Rejected { attempt, .. }) => {
+            ExecuteError::Task { attempt, .. } | ExecuteError::Rejected { attempt, .. } => {
                 Some(*attempt)
             }
             _ => None,
@@ -255,19 +256,52 @@ impl<T, E> Ending<E> for Result<T, ExecuteError<E>> {
 
     fn reason(&self) -> Option<GaveUp> {
         match self {
-            Err(ExecuteError::Task { reason, .. }) => Some(*reason),
+            ExecuteError::Task { reason, .. } => Some(*reason),
+            _ => None,
+        }
+    }
+
+    fn rejection(&self) -> Option<Rejected> {
+        match self {
+            ExecuteError::Rejected { rejection, .. } => Some(*rejection),
             _ => None,
         }
     }
 
     fn attempts_made(&self) -> Option<u32> {
         match self {
-            Err(ExecuteError::Cancelled { attempts_made, .. }) => Some(*attempts_made),
+            ExecuteError::Cancelled { attempts_made, .. } => Some(*attempts_made),
             _ => None,
         }
     }
 
     fn cause(&self) -> Option<&E> {
-        self.as_ref().err().and_then(ExecuteError::task_error)
+        self.task_error()
+    }
+}
+
+impl<T, E> Ending<E> for Result<T, ExecuteError<E>> {
+    fn ending(&self) -> &'static str {
+        self.as_ref().map_or_else(Ending::ending, |_| "Ok")
+    }
+
+    fn attempt(&self) -> Option<u32> {
+        self.as_ref().err().and_then(Ending::attempt)
+    }
+
+    fn reason(&self) -> Option<GaveUp> {
+        self.as_ref().err().and_then(Ending::reason)
+    }
+
+    fn rejection(&self) -> Option<Rejected> {
+        self.as_ref().err().and_then(Ending::rejection)
+    }
+
+    fn attempts_made(&self) -> Option<u32> {
+        self.as_ref().err().and_then(Ending::attempts_made)
+    }
+
+    fn cause(&self) -> Option<&E> {
+        self.as_ref().err().and_then(Ending::cause)
     }
 }
