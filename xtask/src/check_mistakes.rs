@@ -537,6 +537,62 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
         assert!(unnamed("assertion failed: SUB5", Owner::Step(3)).is_some());
     }
 
+    #[test]
+    fn a_mistake_names_the_rules_it_breaks_in_its_header() {
+        let ids = |rules: Vec<Rule>| -> Vec<String> { rules.iter().map(Rule::to_string).collect() };
+        let patch =
+            "# what the student thought\n#\n# Rule: B5, e7\n# Step: 4\ndiff --git a/x b/x\n";
+        assert_eq!(
+            rules_broken(patch).map(ids),
+            Ok(vec!["B5".into(), "E7".into()])
+        );
+        assert!(rules_broken(PATCH).unwrap_err().contains("# Rule:"));
+        assert!(
+            rules_broken("# Rule: B5, X2\n")
+                .unwrap_err()
+                .contains("`X2` is no rule id")
+        );
+        // A `Rule:` line in the diff is no header line.
+        assert!(rules_broken("# thought\ndiff\n# Rule: B5\n").is_err());
+    }
+
+    #[test]
+    fn the_first_test_must_name_a_rule_the_mistake_breaks() {
+        let b2 = [Rule::parse("B2").unwrap()];
+        assert_eq!(misdiagnosed(Some("step1_closed::b2_opens"), &b2), None);
+        assert_eq!(misdiagnosed(Some("step4_p::b2_b7_two_rules"), &b2), None);
+        assert_eq!(
+            misdiagnosed(Some("step1_closed::b1_overflows"), &b2).as_deref(),
+            Some(
+                "it breaks B2, but `just test` starts at step1_closed::b1_overflows, which checks B1"
+            )
+        );
+        assert!(
+            misdiagnosed(Some("step8_w::worked_example"), &b2)
+                .unwrap()
+                .ends_with("which checks no rule by name")
+        );
+        assert!(misdiagnosed(None, &b2).is_some());
+    }
+
+    /// Every mistake of the gallery says which rules it breaks, so that
+    /// `check-mistakes` can hold `just test`'s first test to them.
+    #[test]
+    fn every_mistake_in_the_gallery_names_the_rules_it_breaks() {
+        let mut unnamed = Vec::new();
+        for entry in fs::read_dir(crate::root().join("mistakes")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|ext| ext == "patch") {
+                if let Err(why) = rules_broken(&fs::read_to_string(&path).unwrap()) {
+                    let name = path.file_name().unwrap_or_default().to_string_lossy();
+                    unnamed.push(format!("mistakes/{name}: {why}"));
+                }
+            }
+        }
+        unnamed.sort();
+        assert!(unnamed.is_empty(), "{}", unnamed.join("\n"));
+    }
+
     /// The step a patch belongs to without applying it: its `# Step: N`
     /// header, or the TODO region of the solution around its first change.
     fn step_of_patch(patch: &str, root: &Path) -> Option<u32> {
