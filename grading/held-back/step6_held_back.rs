@@ -12,10 +12,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use retry_breaker::{ExecuteError, Rejected, State};
-use tokio_util::sync::CancellationToken;
 
 use crate::step1_seeded::Draw;
-use crate::support::{Fault, Lab, Script, ms, panic_message, retryable, run};
+use crate::support::{Ending, Fault, Lab, Script, ms, panic_message, retryable, run};
 
 const LOOPED: &str =
     "the retry loop did not stop (after the last attempt, or after a rejection?): TODO(6)";
@@ -105,21 +104,35 @@ fn e1_a_zero_budget_never_calls_the_task_in_any_drawn_state() {
         let generation = lab.breaker.generation();
         let script = Script::new([]);
         let result = lab.call(0, &script).backoff(backoff(&table)).run().await;
-        assert!(
-            matches!(result, Err(ExecuteError::NoAttempts)),
+        assert_eq!(
+            result.ending(),
+            "NoAttempts",
             "TODO(6): {case}: a budget of 0 is ExecuteError::NoAttempts, got {} (E1)",
             shown(&result)
         );
         assert_eq!(
-            (
-                script.calls(),
-                lab.sleeper.delays(),
-                lab.breaker.state(),
-                lab.breaker.generation()
-            ),
-            (0, vec![], state, generation),
+            script.calls(),
+            0,
             "TODO(6): {case}: a budget of 0 calls nothing, sleeps not, and leaves the breaker as \
-             it was (E1)"
+             it was (E1): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            vec![],
+            "TODO(6): {case}: a budget of 0 calls nothing, sleeps not, and leaves the breaker as \
+             it was (E1): the sleeps asked for"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            state,
+            "TODO(6): {case}: a budget of 0 calls nothing, sleeps not, and leaves the breaker as \
+             it was (E1): the breaker's state"
+        );
+        assert_eq!(
+            lab.breaker.generation(),
+            generation,
+            "TODO(6): {case}: a budget of 0 calls nothing, sleeps not, and leaves the breaker as \
+             it was (E1): the generation"
         );
     });
 }
@@ -200,9 +213,14 @@ fn e5_a_non_retryable_error_at_a_drawn_attempt_ends_the_call_there() {
              attempts left, so the call ends there with that error (E5)"
         );
         assert_eq!(
-            (script.calls(), lab.sleeper.delays()),
-            (declined_at, table[..declined_at as usize - 1].to_vec()),
-            "TODO(6): {case}: no attempt and no sleep after the non-retryable error (E5, E6)"
+            script.calls(),
+            declined_at,
+            "TODO(6): {case}: no attempt and no sleep after the non-retryable error (E5, E6): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            table[..declined_at as usize - 1].to_vec(),
+            "TODO(6): {case}: no attempt and no sleep after the non-retryable error (E5, E6): the sleeps asked for"
         );
         assert_eq!(
             lab.breaker.state(),
@@ -251,10 +269,16 @@ fn e5_e6_a_drawn_budget_spent_on_failures_returns_the_last_error_without_a_sleep
              left (E5)"
         );
         assert_eq!(
-            (script.calls(), lab.sleeper.delays()),
-            (budget, table[..budget as usize - 1].to_vec()),
+            script.calls(),
+            budget,
             "TODO(6): {case}: {budget} attempts and a sleep between each two, none after the last \
-             (E6)"
+             (E6): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            table[..budget as usize - 1].to_vec(),
+            "TODO(6): {case}: {budget} attempts and a sleep between each two, none after the last \
+             (E6): the sleeps asked for"
         );
         assert_eq!(
             asked.load(Ordering::SeqCst),
@@ -293,26 +317,33 @@ fn e4_retries_open_the_circuit_at_a_drawn_threshold_and_the_next_attempt_is_refu
             .run()
             .await;
         let left = cooldown - slept;
-        assert!(
-            matches!(
-                result,
-                Err(ExecuteError::Rejected {
-                    attempt,
-                    rejection: Rejected::Open { remaining },
-                    ..
-                }) if attempt == threshold + 1 && remaining == left
-            ),
-            "TODO(6): {case}: the {threshold} failed attempts open the circuit, and attempt {} \
-             asks {slept:?} later, while {left:?} of the cooldown is left: refused (E3, E4); got \
-             {}",
+        assert_eq!(
+            result.attempt(),
+            Some(threshold + 1),
+            "TODO(6): {case}: the {threshold} failed attempts open the circuit, so attempt {} is \
+             the one refused (E3, E4); got {}",
             threshold + 1,
             shown(&result)
         );
         assert_eq!(
-            (script.calls(), lab.sleeper.delays()),
-            (threshold, table[..threshold as usize].to_vec()),
+            result.rejection(),
+            Some(Rejected::Open { remaining: left }),
+            "TODO(6): {case}: attempt {} asks {slept:?} later, while {left:?} of the cooldown is \
+             left: refused by the open circuit (E3, E4); got {}",
+            threshold + 1,
+            shown(&result)
+        );
+        assert_eq!(
+            script.calls(),
+            threshold,
             "TODO(6): {case}: the refused attempt never reaches the task, and no sleep follows \
-             the refusal (E3)"
+             the refusal (E3): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            table[..threshold as usize].to_vec(),
+            "TODO(6): {case}: the refused attempt never reaches the task, and no sleep follows \
+             the refusal (E3): the sleeps asked for"
         );
         assert_eq!(
             lab.breaker.state(),
@@ -352,15 +383,22 @@ fn e10_a_refusal_carries_the_error_of_the_attempt_just_before_it_and_a_first_ref
             .run()
             .await;
         let error = result.expect_err("the circuit opened");
-        assert!(
-            matches!(
-                error,
-                ExecuteError::Rejected { attempt, source: Some(source), .. }
-                    if attempt == threshold + 1 && source == last
-            ),
-            "TODO(6): {case}: attempt {} is refused and carries the error of attempt \
-             {threshold} ({last}), the one just before it, not the first (E10); got {error:?}",
+        assert_eq!(
+            error.ending(),
+            "Rejected",
+            "TODO(6): {case}: the circuit opened, so the call ends refused (E3); got {error:?}"
+        );
+        assert_eq!(
+            error.attempt(),
+            Some(threshold + 1),
+            "TODO(6): {case}: attempt {} is the one refused (E3, E4); got {error:?}",
             threshold + 1
+        );
+        assert_eq!(
+            error.cause(),
+            Some(&last),
+            "TODO(6): {case}: the refusal carries the error of attempt {threshold} ({last}), the \
+             one just before it, not the first (E10); got {error:?}"
         );
         let cause = std::error::Error::source(&error).map(ToString::to_string);
         assert_eq!(
@@ -374,17 +412,22 @@ fn e10_a_refusal_carries_the_error_of_the_attempt_just_before_it_and_a_first_ref
             .backoff(backoff(&table))
             .run()
             .await;
-        assert!(
-            matches!(
-                refused,
-                Err(ExecuteError::Rejected {
-                    attempt: 1,
-                    source: None,
-                    ..
-                })
-            ),
-            "TODO(6): {case}: the next call's first attempt is refused, and a refusal of the \
-             first attempt carries no error (E3, E10); got {}",
+        assert_eq!(
+            refused.ending(),
+            "Rejected",
+            "TODO(6): {case}: the next call is refused (E3); got {}",
+            shown(&refused)
+        );
+        assert_eq!(
+            refused.attempt(),
+            Some(1),
+            "TODO(6): {case}: the next call's first attempt is the one refused (E3); got {}",
+            shown(&refused)
+        );
+        assert_eq!(
+            refused.cause(),
+            None,
+            "TODO(6): {case}: a refusal of the first attempt carries no error (E10); got {}",
             shown(&refused)
         );
     });
@@ -440,9 +483,14 @@ fn e4_b4_a_retry_that_asks_once_the_drawn_cooldown_is_over_is_the_probe() {
              (E4, E5, B4)"
         );
         assert_eq!(
-            (script.calls(), lab.sleeper.delays()),
-            (budget, table[..threshold as usize].to_vec()),
-            "TODO(6): {case}: every attempt reached the task, with a sleep between each two (E5)"
+            script.calls(),
+            budget,
+            "TODO(6): {case}: every attempt reached the task, with a sleep between each two (E5): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            table[..threshold as usize].to_vec(),
+            "TODO(6): {case}: every attempt reached the task, with a sleep between each two (E5): the sleeps asked for"
         );
         assert_eq!(
             lab.breaker.state(),
@@ -487,14 +535,24 @@ fn e3_a_call_into_an_open_circuit_at_a_drawn_time_is_refused_at_once() {
              call (E3)"
         );
         assert_eq!(
-            (
-                script.calls(),
-                lab.sleeper.delays(),
-                lab.breaker.state(),
-                lab.breaker.generation()
-            ),
-            (0, vec![], State::Open { remaining: left }, generation),
-            "TODO(6): {case}: no task, no sleep, no spin, and the breaker unchanged (E3)"
+            script.calls(),
+            0,
+            "TODO(6): {case}: no task, no sleep, no spin, and the breaker unchanged (E3): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            vec![],
+            "TODO(6): {case}: no task, no sleep, no spin, and the breaker unchanged (E3): the sleeps asked for"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::Open { remaining: left },
+            "TODO(6): {case}: no task, no sleep, no spin, and the breaker unchanged (E3): the breaker's state"
+        );
+        assert_eq!(
+            lab.breaker.generation(),
+            generation,
+            "TODO(6): {case}: no task, no sleep, no spin, and the breaker unchanged (E3): the generation"
         );
     });
 }
@@ -537,14 +595,16 @@ fn e3_a_call_refused_because_a_probe_is_out_spends_nothing() {
             );
         }
         assert_eq!(
-            (lab.sleeper.delays(), lab.breaker.state()),
-            (
-                vec![],
-                State::HalfOpen {
-                    probe_in_flight: true
-                }
-            ),
-            "TODO(6): {case}: refusals sleep not and are no failures (E3)"
+            lab.sleeper.delays(),
+            vec![],
+            "TODO(6): {case}: refusals sleep not and are no failures (E3): the sleeps asked for"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            State::HalfOpen {
+                probe_in_flight: true
+            },
+            "TODO(6): {case}: refusals sleep not and are no failures (E3): the breaker's state"
         );
         probe.success();
     });

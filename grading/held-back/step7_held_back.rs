@@ -15,7 +15,7 @@ use retry_breaker::{ExecuteError, ManualSleeper, Sleeper, State};
 use tokio_util::sync::CancellationToken;
 
 use crate::step1_seeded::Draw;
-use crate::support::{Fault, Gate, Lab, Script, ms, poll_once, retryable, run};
+use crate::support::{Ending, Fault, Gate, Lab, Script, ms, poll_once, retryable, run};
 
 const LOOPED: &str = "the call did not notice its cancelled token: TODO(7)";
 
@@ -138,21 +138,39 @@ fn e2_a_token_cancelled_before_the_call_asks_nothing_in_any_drawn_state() {
             .run()
             .await;
         assert_eq!(
-            shown(&result),
-            "Cancelled(0)",
+            result.ending(),
+            "Cancelled",
             "TODO(7): {case}: the token is checked before every attempt, the first included, and \
              before the breaker is asked (E2)"
         );
         assert_eq!(
-            (
-                script.calls(),
-                lab.sleeper.delays(),
-                lab.breaker.state(),
-                lab.breaker.generation()
-            ),
-            (0, vec![], state, generation),
+            result.attempts_made(),
+            Some(0),
+            "TODO(7): {case}: the cancellation counts the attempts that ran before it was noticed, 0 (E2, E7)"
+        );
+        assert_eq!(
+            script.calls(),
+            0,
             "TODO(7): {case}: no task, no sleep, and no permit: the breaker is left as it was \
-             (E2)"
+             (E2): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            vec![],
+            "TODO(7): {case}: no task, no sleep, and no permit: the breaker is left as it was \
+             (E2): the sleeps asked for"
+        );
+        assert_eq!(
+            lab.breaker.state(),
+            state,
+            "TODO(7): {case}: no task, no sleep, and no permit: the breaker is left as it was \
+             (E2): the breaker's state"
+        );
+        assert_eq!(
+            lab.breaker.generation(),
+            generation,
+            "TODO(7): {case}: no task, no sleep, and no permit: the breaker is left as it was \
+             (E2): the generation"
         );
     });
 }
@@ -186,16 +204,26 @@ fn e2_the_token_is_checked_again_before_a_drawn_attempt() {
             .run()
             .await;
         assert_eq!(
-            shown(&result),
-            format!("Cancelled({at})"),
+            result.ending(),
+            "Cancelled",
             "TODO(7): {case}: the token is checked before every attempt, so attempt {} never \
              starts (E2)",
             at + 1
         );
         assert_eq!(
-            (script.calls(), lab.sleeper.delays()),
-            (at, table[..at as usize].to_vec()),
-            "TODO(7): {case}: {at} attempts and {at} sleeps asked for (E2)"
+            result.attempts_made(),
+            Some(at),
+            "TODO(7): {case}: the cancellation counts the attempts that ran before it was noticed, {at} (E2, E7)"
+        );
+        assert_eq!(
+            script.calls(),
+            at,
+            "TODO(7): {case}: {at} attempts and {at} sleeps asked for (E2): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            table[..at as usize].to_vec(),
+            "TODO(7): {case}: {at} attempts and {at} sleeps asked for (E2): the sleeps asked for"
         );
         assert_eq!(
             lab.breaker.state(),
@@ -243,9 +271,14 @@ fn e7_a_cancellation_during_a_drawn_sleep_ends_the_call_promptly() {
         },
     };
     assert_eq!(
-        shown(&outcome),
-        format!("Cancelled({at})"),
+        outcome.ending(),
+        "Cancelled",
         "TODO(7): {case}: the call ends with the cancellation (E7)"
+    );
+    assert_eq!(
+        outcome.attempts_made(),
+        Some(at),
+        "TODO(7): {case}: the cancellation counts the attempts that ran before it was noticed, {at} (E2, E7)"
     );
     assert_eq!(
         script.calls(),
@@ -320,10 +353,16 @@ fn e5_e7_a_token_cancelled_during_drawn_attempts_lets_each_decide_and_starts_no_
                  nothing would be retried (E5); otherwise the token ends the call"
             );
             assert_eq!(
-                (script.calls(), lab.sleeper.delays()),
-                (at, table[..at as usize - 1].to_vec()),
+                script.calls(),
+                at,
                 "TODO(7): {case}: no attempt after the cancellation, and the sleeper is not even \
-                 asked for a sleep once the token is cancelled (E2, E7)"
+                 asked for a sleep once the token is cancelled (E2, E7): the attempts that reached the dependency"
+            );
+            assert_eq!(
+                lab.sleeper.delays(),
+                table[..at as usize - 1].to_vec(),
+                "TODO(7): {case}: no attempt after the cancellation, and the sleeper is not even \
+                 asked for a sleep once the token is cancelled (E2, E7): the sleeps asked for"
             );
             let failures = if outcome.is_ok() { 0 } else { at };
             assert_eq!(
@@ -382,14 +421,24 @@ fn e7_a_token_cancelled_while_a_drawn_attempt_is_still_running_does_not_abandon_
         ),
     };
     assert_eq!(
-        shown(&result),
-        format!("Cancelled({at})"),
+        result.ending(),
+        "Cancelled",
         "TODO(7): {case}: a retry would follow, but the token ends the call (E7)"
     );
     assert_eq!(
-        (gate.started(), lab.sleeper.delays()),
-        (at, table[..at as usize - 1].to_vec()),
-        "TODO(7): {case}: no further attempt, no sleep asked for after the cancellation (E2, E7)"
+        result.attempts_made(),
+        Some(at),
+        "TODO(7): {case}: the cancellation counts the attempts that ran before it was noticed, {at} (E2, E7)"
+    );
+    assert_eq!(
+        gate.started(),
+        at,
+        "TODO(7): {case}: no further attempt, no sleep asked for after the cancellation (E2, E7): the attempts started"
+    );
+    assert_eq!(
+        lab.sleeper.delays(),
+        table[..at as usize - 1].to_vec(),
+        "TODO(7): {case}: no further attempt, no sleep asked for after the cancellation (E2, E7): the sleeps asked for"
     );
     assert_eq!(
         lab.breaker.state(),
@@ -428,15 +477,25 @@ fn e2_e7_a_token_cancelled_during_the_attempt_that_opens_the_circuit_ends_the_ca
             .run()
             .await;
         assert_eq!(
-            shown(&result),
-            format!("Cancelled({threshold})"),
+            result.ending(),
+            "Cancelled",
             "TODO(7): {case}: the token ends the call before the sleep and before the breaker is \
              asked again, so it is cancelled, not refused (E2, E7)"
         );
         assert_eq!(
-            (script.calls(), lab.sleeper.delays()),
-            (threshold, table[..threshold as usize - 1].to_vec()),
-            "TODO(7): {case}: no sleep after the cancelled attempt (E7)"
+            result.attempts_made(),
+            Some(threshold),
+            "TODO(7): {case}: the cancellation counts the attempts that ran before it was noticed, {threshold} (E2, E7)"
+        );
+        assert_eq!(
+            script.calls(),
+            threshold,
+            "TODO(7): {case}: no sleep after the cancelled attempt (E7): the attempts that reached the dependency"
+        );
+        assert_eq!(
+            lab.sleeper.delays(),
+            table[..threshold as usize - 1].to_vec(),
+            "TODO(7): {case}: no sleep after the cancelled attempt (E7): the sleeps asked for"
         );
         assert_eq!(
             lab.breaker.state(),
