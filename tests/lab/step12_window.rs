@@ -233,8 +233,8 @@ fn w1_b6_a_stale_failure_never_enters_the_new_window() {
     assert_eq!(
         lab.breaker.state(),
         closed(0),
-        "TODO(12): the window after closing holds S alone: a failure admitted before the \
-         circuit opened never enters it (W1, B6)"
+        "TODO(12): the window after closing holds S alone: neither a failure admitted before \
+         the circuit opened nor the probe that closed it enters it (W1, B6)"
     );
 }
 
@@ -254,8 +254,9 @@ fn w1_b6_a_stale_success_never_enters_the_new_window() {
     assert_eq!(
         lab.breaker.state(),
         closed(1),
-        "TODO(12): the window after closing holds F alone, below the minimum of 2: a success \
-         admitted before the circuit opened never enters it (W1, B6)"
+        "TODO(12): the window after closing holds F alone, below the minimum of 2: neither a \
+         success admitted before the circuit opened nor the probe that closed it enters it \
+         (W1, B6)"
     );
 }
 
