@@ -16,7 +16,11 @@ use crate::transition::{Generation, Transition};
 use crate::window::{Window, WindowConfig};
 
 /// What a reported outcome did to the circuit.
+///
+/// Non-exhaustive: a later version may tell more ways an outcome was taken,
+/// so a `match` on it needs a `_` arm, and adding one breaks no caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 // Contract: B9; `Stale` is B6.
 pub enum Recorded {
     /// The outcome belonged to the current generation and was counted.

@@ -151,6 +151,7 @@ fn exact_exponential(base: Duration, cap: Duration, attempt: u32) -> Duration {
 fn e8_exponential_backoff_is_exact_for_every_attempt_number_a_u32_holds() {
     let policies = [
         (Duration::from_nanos(1), Duration::MAX),
+        (Duration::from_nanos(u64::MAX), Duration::MAX),
         (ms(10), ms(300)),
         (Duration::from_secs(1), Duration::from_secs(3600)),
         (Duration::new(3, 7), Duration::MAX),
@@ -194,4 +195,99 @@ fn e8_jittered_backoff_holds_for_every_attempt_number_a_u32_holds() {
             }
         }
     }
+}
+
+/// SplitMix64's first outputs for seed 0, as published with the algorithm.
+const SPLITMIX64_OF_0: [u64; 3] = [
+    0xE220_A839_7B1D_CDAF,
+    0x6E78_9E6A_A1B9_65F4,
+    0x06C4_5D18_8009_454F,
+];
+
+/// The seed whose draw for `attempt` is `random`: the lab's `mix`
+/// (SplitMix64 of the seed and attempt) run backwards, so that a test can
+/// ask for the draw it wants. Each step of SplitMix64 can be undone: an
+/// odd multiplier has an inverse modulo 2^64, and `z ^ (z >> s)` gives back
+/// `z` when xored with its further shifts.
+fn seed_drawing(random: u64, attempt: u32) -> u64 {
+    const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+    let unshift = |y: u64, s: u32| (s..64).step_by(s as usize).fold(y, |z, by| z ^ (y >> by));
+    let inverse = |c: u64| {
+        (0..6).fold(c, |inv, _| {
+            inv.wrapping_mul(2u64.wrapping_sub(c.wrapping_mul(inv)))
+        })
+    };
+    let mut z = unshift(random, 31);
+    z = unshift(z.wrapping_mul(inverse(0x94D0_49BB_1331_11EB)), 27);
+    z = unshift(z.wrapping_mul(inverse(0xBF58_476D_1CE4_E5B9)), 30);
+    z.wrapping_sub(u64::from(attempt).wrapping_mul(GAMMA))
+        .wrapping_sub(GAMMA)
+}
+
+#[test]
+fn e8_e9_full_jitter_draws_splitmix64_of_the_seed_and_the_attempt() {
+    assert_eq!(
+        seed_drawing(SPLITMIX64_OF_0[0], 0),
+        0,
+        "the test's own inverse of SplitMix64"
+    );
+    // Over 2^32 ns the delay is the draw's top 32 bits, in nanoseconds.
+    let policy = backoff::jittered_with_seed(backoff::constant(Duration::from_nanos(1 << 32)), 0);
+    for (attempt, published) in (0..).zip(SPLITMIX64_OF_0) {
+        assert_eq!(
+            policy(attempt),
+            Duration::from_nanos(published >> 32),
+            "TODO(5): attempt {attempt} of seed 0 draws mix(0, {attempt}), SplitMix64's output \
+             {}, and scales 2^32 ns by it (E8, E9)",
+            attempt + 1
+        );
+    }
+}
+
+#[test]
+fn e8_full_jitter_scales_the_interval_by_the_draw_over_2_to_the_64() {
+    let span = Duration::new(3, 500_000_000);
+    let drawn =
+        |random| backoff::jittered_with_seed(backoff::constant(span), seed_drawing(random, 1))(1);
+    assert_eq!(
+        drawn(0),
+        Duration::ZERO,
+        "TODO(5): a draw of 0 is no delay (E8)"
+    );
+    assert_eq!(
+        drawn(1 << 62),
+        Duration::new(0, 875_000_000),
+        "TODO(5): a draw of 2^62 is a quarter of the interval (E8)"
+    );
+    assert_eq!(
+        drawn(1 << 63),
+        Duration::new(1, 750_000_000),
+        "TODO(5): a draw of 2^63 is half the interval (E8)"
+    );
+    assert!(
+        drawn(u64::MAX) < span,
+        "TODO(5): the largest draw stays below the whole interval: scaled by draw / 2^64 (E8)"
+    );
+    let longest =
+        backoff::jittered_with_seed(backoff::constant(Duration::MAX), seed_drawing(u64::MAX, 1))(1);
+    assert!(
+        longest < Duration::MAX,
+        "TODO(5): even over Duration::MAX the largest draw stays below it, without overflowing (E8)"
+    );
+}
+
+#[test]
+fn e8_each_jittered_policy_draws_its_own_seed() {
+    // Two default policies over the same delays tell apart within a few
+    // attempts (the chance that 16 draws all agree is nil).
+    let full = Duration::from_secs(1);
+    let (one, two) = (
+        backoff::jittered(backoff::constant(full)),
+        backoff::jittered(backoff::constant(full)),
+    );
+    assert!(
+        (1..=16).any(|attempt| one(attempt) != two(attempt)),
+        "TODO(5): two jittered policies draw different seeds, or their callers retry in \
+         lockstep (E8)"
+    );
 }
