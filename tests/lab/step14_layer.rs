@@ -2,7 +2,7 @@
 //! `BreakerLayer` runs every request of any service through the retry loop,
 //! on the breaker of the request's route (TODO(14); rules M1-M2).
 
-use std::future::{Ready, ready};
+use std::future::{Future, Ready, ready};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -93,6 +93,56 @@ fn policy() -> RetryPolicy<&'static str> {
         .retry_if(|e: &&str| *e == "503")
 }
 
+/// The attempt a call ended on and its error, if a task's error ended it.
+fn failed_at<T>(result: &Result<T, ExecuteError<&'static str>>) -> Option<(u32, &'static str)> {
+    match result {
+        Err(ExecuteError::Task {
+            attempt, source, ..
+        }) => Some((*attempt, *source)),
+        _ => None,
+    }
+}
+
+/// Why the call gave up, if a task's error ended it.
+fn gave_up<T>(result: &Result<T, ExecuteError<&'static str>>) -> Option<GaveUp> {
+    match result {
+        Err(ExecuteError::Task { reason, .. }) => Some(*reason),
+        _ => None,
+    }
+}
+
+/// A call through the layer on a manual clock, under a watchdog.
+fn m1(test: impl Future<Output = ()> + Send + 'static) {
+    run(
+        "M1: a call through the layer did not finish (TODO(14))",
+        test,
+    );
+}
+
+/// A call through the layer on a manual clock, under a watchdog.
+fn m2(test: impl Future<Output = ()> + Send + 'static) {
+    run(
+        "M2: a call through the layer did not finish (TODO(14))",
+        test,
+    );
+}
+
+impl Setup {
+    /// A layer by route with [`policy`], copying requests with `clone`.
+    fn cloning(
+        &self,
+        clone: impl Fn(&String) -> Option<String> + Send + Sync + 'static,
+    ) -> BreakerLayer<String, String, ManualClock, ManualSleeper, &'static str> {
+        BreakerLayer::cloning_with(
+            Arc::clone(&self.registry),
+            policy(),
+            self.sleeper.clone(),
+            |route: &String| route.clone(),
+            clone,
+        )
+    }
+}
+
 fn by_route(
     setup: &Setup,
     policy: RetryPolicy<&'static str>,
@@ -107,54 +157,45 @@ fn by_route(
 
 #[test]
 fn m1_every_request_goes_through_the_retry_loop_and_the_breaker() {
-    run(
-        "M1: a call through the layer did not finish (TODO(14))",
-        async {
-            let setup = setup();
-            let gateway = Gateway::new(&["/charges"]);
-            let mut client = by_route(&setup, policy()).layer(gateway.clone());
+    m1(async {
+        let setup = setup();
+        let gateway = Gateway::new(&["/charges"]);
+        let mut client = by_route(&setup, policy()).layer(gateway.clone());
 
-            let first = client.call("/charges".to_owned()).await;
-            assert!(
-                matches!(
-                    first,
-                    Err(ExecuteError::Task {
-                        attempt: 3,
-                        source: "503",
-                        ..
-                    })
-                ),
-                "M1: a failing route must be tried 3 times, the policy's budget, \
+        let first = client.call("/charges".to_owned()).await;
+        assert_eq!(
+            failed_at(&first),
+            Some((3, "503")),
+            "M1: a failing route must be tried 3 times, the policy's budget, \
                  and the last error returned (TODO(14)); got {first:?}"
-            );
-            assert_eq!(
-                gateway.count("/charges"),
-                3,
-                "M1: three attempts reach the gateway (TODO(14))"
-            );
-            assert_eq!(
-                setup.sleeper.delays(),
-                [ms(10), ms(10)],
-                "M1: the policy's backoff runs between attempts, through the layer's sleeper (TODO(14))"
-            );
-            assert_eq!(
-                setup.registry.breaker("/charges").state(),
-                State::Open { remaining: ms(30) },
-                "M1: every attempt is reported to the route's breaker, so three failures open it (TODO(14))"
-            );
+        );
+        assert_eq!(
+            gateway.count("/charges"),
+            3,
+            "M1: three attempts reach the gateway (TODO(14))"
+        );
+        assert_eq!(
+            setup.sleeper.delays(),
+            [ms(10), ms(10)],
+            "M1: the policy's backoff runs between attempts, through the layer's sleeper (TODO(14))"
+        );
+        assert_eq!(
+            setup.registry.breaker("/charges").state(),
+            State::Open { remaining: ms(30) },
+            "M1: every attempt is reported to the route's breaker, so three failures open it (TODO(14))"
+        );
 
-            let refused = client.call("/charges".to_owned()).await;
-            assert!(
-                matches!(refused, Err(ExecuteError::Rejected { attempt: 1, .. })),
-                "M1: an open breaker refuses the request (TODO(14)); got {refused:?}"
-            );
-            assert_eq!(
-                gateway.count("/charges"),
-                3,
-                "M1: a refused request never reaches the service (TODO(14))"
-            );
-        },
-    );
+        let refused = client.call("/charges".to_owned()).await;
+        assert!(
+            matches!(refused, Err(ExecuteError::Rejected { attempt: 1, .. })),
+            "M1: an open breaker refuses the request (TODO(14)); got {refused:?}"
+        );
+        assert_eq!(
+            gateway.count("/charges"),
+            3,
+            "M1: a refused request never reaches the service (TODO(14))"
+        );
+    });
 }
 
 /// A gateway with backpressure, as a concurrency limit or a connection
@@ -208,332 +249,259 @@ impl Service<String> for Backpressured {
 
 #[test]
 fn m1_each_attempt_waits_until_the_inner_service_is_ready() {
-    run(
-        "M1: a call through the layer did not finish (TODO(14))",
-        async {
-            let setup = setup();
-            let gateway = Gateway::new(&["/charges"]);
-            let calls_without_a_slot = Arc::new(Mutex::new(0));
-            let limited = Backpressured {
-                gateway: gateway.clone(),
-                asked: false,
-                slot: false,
-                calls_without_a_slot: Arc::clone(&calls_without_a_slot),
-            };
-            let mut client = by_route(&setup, policy()).layer(limited);
+    m1(async {
+        let setup = setup();
+        let gateway = Gateway::new(&["/charges"]);
+        let calls_without_a_slot = Arc::new(Mutex::new(0));
+        let limited = Backpressured {
+            gateway: gateway.clone(),
+            asked: false,
+            slot: false,
+            calls_without_a_slot: Arc::clone(&calls_without_a_slot),
+        };
+        let mut client = by_route(&setup, policy()).layer(limited);
 
-            let refund = client.call("/refunds".to_owned()).await;
-            assert_eq!(
-                *calls_without_a_slot.lock().unwrap(),
-                0,
-                "M1: the layer called the inner service before its `poll_ready` said ready; \
+        let refund = client.call("/refunds".to_owned()).await;
+        assert_eq!(
+            *calls_without_a_slot.lock().unwrap(),
+            0,
+            "M1: the layer called the inner service before its `poll_ready` said ready; \
                  any `tower::Service` may rely on that (TODO(14))"
-            );
-            assert_eq!(
-                refund.ok(),
-                Some("200"),
-                "M1: a healthy route answers once the service is ready (TODO(14))"
-            );
-            let charge = client.call("/charges".to_owned()).await;
-            assert!(
-                matches!(
-                    charge,
-                    Err(ExecuteError::Task {
-                        attempt: 3,
-                        source: "503",
-                        ..
-                    })
-                ),
-                "M1: each of the 3 attempts waits for readiness, then reaches the gateway \
+        );
+        assert_eq!(
+            refund.ok(),
+            Some("200"),
+            "M1: a healthy route answers once the service is ready (TODO(14))"
+        );
+        let charge = client.call("/charges".to_owned()).await;
+        assert_eq!(
+            failed_at(&charge),
+            Some((3, "503")),
+            "M1: each of the 3 attempts waits for readiness, then reaches the gateway \
                  (TODO(14)); got {charge:?}"
-            );
-            assert_eq!(
-                (
-                    gateway.count("/charges"),
-                    *calls_without_a_slot.lock().unwrap()
-                ),
-                (3, 0),
-                "M1: three attempts, each after its own `poll_ready` (TODO(14))"
-            );
-        },
-    );
+        );
+        assert_eq!(
+            (
+                gateway.count("/charges"),
+                *calls_without_a_slot.lock().unwrap()
+            ),
+            (3, 0),
+            "M1: three attempts, each after its own `poll_ready` (TODO(14))"
+        );
+    });
 }
 
 #[test]
 fn m1_the_policy_decides_what_is_retried_and_what_counts() {
-    run(
-        "M1: a call through the layer did not finish (TODO(14))",
-        async {
-            let setup = setup();
-            let gateway = Gateway::new(&[]);
-            let classified = Arc::new(Mutex::new(0));
-            let seen = Arc::clone(&classified);
-            let policy = policy().classify_errors(move |e: &&str| {
-                *seen.lock().unwrap() += 1;
-                if *e == "declined" {
-                    Verdict::Success
-                } else {
-                    Verdict::Failure
-                }
-            });
-            let mut client = by_route(&setup, policy).layer(gateway.clone());
-            for _ in 0..4 {
-                let declined = client.call("/decline".to_owned()).await;
-                assert!(
-                    matches!(
-                        declined,
-                        Err(ExecuteError::Task {
-                            attempt: 1,
-                            source: "declined",
-                            ..
-                        })
-                    ),
-                    "M1: the policy does not retry a decline, and the caller gets it back (TODO(14)); got {declined:?}"
-                );
+    m1(async {
+        let setup = setup();
+        let gateway = Gateway::new(&[]);
+        let classified = Arc::new(Mutex::new(0));
+        let seen = Arc::clone(&classified);
+        let policy = policy().classify_errors(move |e: &&str| {
+            *seen.lock().unwrap() += 1;
+            if *e == "declined" {
+                Verdict::Success
+            } else {
+                Verdict::Failure
             }
+        });
+        let mut client = by_route(&setup, policy).layer(gateway.clone());
+        for _ in 0..4 {
+            let declined = client.call("/decline".to_owned()).await;
             assert_eq!(
-                gateway.count("/decline"),
-                4,
-                "M1: one attempt per call (TODO(14))"
+                failed_at(&declined),
+                Some((1, "declined")),
+                "M1: the policy does not retry a decline, and the caller gets it back (TODO(14)); got {declined:?}"
             );
-            assert_eq!(
-                *classified.lock().unwrap(),
-                4,
-                "M1: the layer's policy classifies every attempt's error (TODO(14))"
-            );
-            assert_eq!(
-                setup.registry.breaker("/decline").state(),
-                State::Closed { failures: 0 },
-                "M1: the policy's classifier counts a decline as a sign of life (TODO(14))"
-            );
-        },
-    );
+        }
+        assert_eq!(
+            gateway.count("/decline"),
+            4,
+            "M1: one attempt per call (TODO(14))"
+        );
+        assert_eq!(
+            *classified.lock().unwrap(),
+            4,
+            "M1: the layer's policy classifies every attempt's error (TODO(14))"
+        );
+        assert_eq!(
+            setup.registry.breaker("/decline").state(),
+            State::Closed { failures: 0 },
+            "M1: the policy's classifier counts a decline as a sign of life (TODO(14))"
+        );
+    });
 }
 
 #[test]
 fn m1_the_policy_s_cancellation_ends_calls_before_any_attempt() {
-    run(
-        "M1: a call through the layer did not finish (TODO(14))",
-        async {
-            let setup = setup();
-            let gateway = Gateway::new(&[]);
-            let cancel = CancellationToken::new();
-            cancel.cancel();
-            let mut client = by_route(&setup, policy().cancel_on(cancel)).layer(gateway.clone());
-            let result = client.call("/refunds".to_owned()).await;
-            assert!(
-                matches!(
-                    result,
-                    Err(ExecuteError::Cancelled {
-                        attempts_made: 0,
-                        ..
-                    })
-                ),
-                "M1: the layer's cancellation token ends the call (TODO(14)); got {result:?}"
-            );
-            assert_eq!(
-                gateway.count("/refunds"),
-                0,
-                "M1: no attempt after cancellation (TODO(14))"
-            );
-        },
-    );
+    m1(async {
+        let setup = setup();
+        let gateway = Gateway::new(&[]);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let mut client = by_route(&setup, policy().cancel_on(cancel)).layer(gateway.clone());
+        let result = client.call("/refunds".to_owned()).await;
+        assert!(
+            matches!(
+                result,
+                Err(ExecuteError::Cancelled {
+                    attempts_made: 0,
+                    ..
+                })
+            ),
+            "M1: the layer's cancellation token ends the call (TODO(14)); got {result:?}"
+        );
+        assert_eq!(
+            gateway.count("/refunds"),
+            0,
+            "M1: no attempt after cancellation (TODO(14))"
+        );
+    });
 }
 
 #[test]
 fn m2_a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refused() {
-    run(
-        "M2: a call through the layer did not finish (TODO(14))",
-        async {
-            let setup = setup();
-            let gateway = Gateway::new(&["/charges"]);
-            let mut client = by_route(&setup, policy()).layer(gateway.clone());
-            let mut refunds = 0;
-            for _ in 0..5 {
-                let _ = client.call("/charges".to_owned()).await;
-                let refund = client.call("/refunds".to_owned()).await;
-                assert_eq!(
-                    refund.ok(),
-                    Some("200"),
-                    "M2: the healthy route must never be refused: it has a breaker of its own (TODO(14))"
-                );
-                refunds += 1;
-                setup.clock.advance(ms(1));
-            }
+    m2(async {
+        let setup = setup();
+        let gateway = Gateway::new(&["/charges"]);
+        let mut client = by_route(&setup, policy()).layer(gateway.clone());
+        let mut refunds = 0;
+        for _ in 0..5 {
+            let _ = client.call("/charges".to_owned()).await;
+            let refund = client.call("/refunds".to_owned()).await;
             assert_eq!(
-                gateway.count("/refunds"),
-                refunds,
-                "M2: each call of the healthy route reaches the gateway exactly once (TODO(14))"
+                refund.ok(),
+                Some("200"),
+                "M2: the healthy route must never be refused: it has a breaker of its own (TODO(14))"
             );
-            assert_eq!(
-                gateway.count("/charges"),
-                3,
-                "M2: after its breaker opens, the sick route is refused without reaching the gateway (TODO(14))"
-            );
-            let states: Vec<_> = setup
-                .registry
-                .states()
-                .into_iter()
-                .map(|(route, state)| (route, state.phase()))
-                .collect();
-            assert_eq!(
-                states,
-                [
-                    ("/charges".to_owned(), retry_breaker::Phase::Open),
-                    ("/refunds".to_owned(), retry_breaker::Phase::Closed),
-                ],
-                "M2: one breaker per route in the registry, only the sick one open (TODO(14))"
-            );
-        },
-    );
+            refunds += 1;
+            setup.clock.advance(ms(1));
+        }
+        assert_eq!(
+            gateway.count("/refunds"),
+            refunds,
+            "M2: each call of the healthy route reaches the gateway exactly once (TODO(14))"
+        );
+        assert_eq!(
+            gateway.count("/charges"),
+            3,
+            "M2: after its breaker opens, the sick route is refused without reaching the gateway (TODO(14))"
+        );
+        let states: Vec<_> = setup
+            .registry
+            .states()
+            .into_iter()
+            .map(|(route, state)| (route, state.phase()))
+            .collect();
+        assert_eq!(
+            states,
+            [
+                ("/charges".to_owned(), retry_breaker::Phase::Open),
+                ("/refunds".to_owned(), retry_breaker::Phase::Closed),
+            ],
+            "M2: one breaker per route in the registry, only the sick one open (TODO(14))"
+        );
+    });
 }
 
 #[test]
 fn m2_a_request_that_cannot_be_cloned_gets_exactly_one_attempt() {
-    run(
-        "M2: a call through the layer did not finish (TODO(14))",
-        async {
-            let setup = setup();
-            let gateway = Gateway::new(&["/charges"]);
-            let layer = BreakerLayer::cloning_with(
-                Arc::clone(&setup.registry),
-                policy(),
-                setup.sleeper.clone(),
-                |route: &String| route.clone(),
-                |_: &String| None,
-            );
-            let mut client = layer.layer(gateway.clone());
-            let result = client.call("/charges".to_owned()).await;
-            assert!(
-                matches!(
-                    result,
-                    Err(ExecuteError::Task {
-                        attempt: 1,
-                        source: "503",
-                        ..
-                    })
-                ),
-                "M2: a request that cannot be cloned is sent once and its error returned (TODO(14)); got {result:?}"
-            );
-            assert!(
-                matches!(
-                    result,
-                    Err(ExecuteError::Task {
-                        reason: GaveUp::NoCopyLeft,
-                        ..
-                    })
-                ),
-                "M2: the error says the call stopped because no copy was left to retry with \
+    m2(async {
+        let setup = setup();
+        let gateway = Gateway::new(&["/charges"]);
+        let layer = setup.cloning(|_: &String| None);
+        let mut client = layer.layer(gateway.clone());
+        let result = client.call("/charges".to_owned()).await;
+        assert_eq!(
+            failed_at(&result),
+            Some((1, "503")),
+            "M2: a request that cannot be cloned is sent once and its error returned (TODO(14)); got {result:?}"
+        );
+        assert_eq!(
+            gave_up(&result),
+            Some(GaveUp::NoCopyLeft),
+            "M2: the error says the call stopped because no copy was left to retry with \
                  (TODO(14)); got {result:?}"
-            );
-            assert_eq!(gateway.count("/charges"), 1, "M2: one attempt (TODO(14))");
-            assert!(
-                setup.sleeper.delays().is_empty(),
-                "M2: no retry, so no sleep (TODO(14))"
-            );
-            assert_eq!(
-                setup.registry.breaker("/charges").state(),
-                State::Closed { failures: 1 },
-                "M2: the single attempt still goes through the route's breaker (TODO(14))"
-            );
-        },
-    );
+        );
+        assert_eq!(gateway.count("/charges"), 1, "M2: one attempt (TODO(14))");
+        assert!(
+            setup.sleeper.delays().is_empty(),
+            "M2: no retry, so no sleep (TODO(14))"
+        );
+        assert_eq!(
+            setup.registry.breaker("/charges").state(),
+            State::Closed { failures: 1 },
+            "M2: the single attempt still goes through the route's breaker (TODO(14))"
+        );
+    });
 }
 
 #[test]
 fn m2_a_request_whose_copies_run_out_stops_retrying_with_the_last_error() {
-    run(
-        "M2: a call through the layer did not finish (TODO(14))",
-        async {
-            let setup = setup();
-            let gateway = Gateway::new(&["/charges"]);
-            // One copy, then no more: the first attempt sends the copy, the
-            // second the original, and a third has nothing to send.
-            let copies_left = Arc::new(Mutex::new(1_u32));
-            let layer = BreakerLayer::cloning_with(
-                Arc::clone(&setup.registry),
-                policy(),
-                setup.sleeper.clone(),
-                |route: &String| route.clone(),
-                move |route: &String| {
-                    let mut left = copies_left.lock().unwrap();
-                    *left = (*left).checked_sub(1)?;
-                    Some(route.clone())
-                },
-            );
-            let mut client = layer.layer(gateway.clone());
-            let result = client.call("/charges".to_owned()).await;
-            assert!(
-                matches!(
-                    result,
-                    Err(ExecuteError::Task {
-                        attempt: 2,
-                        source: "503",
-                        ..
-                    })
-                ),
-                "M2: once the request cannot be copied again, the call ends with the last \
+    m2(async {
+        let setup = setup();
+        let gateway = Gateway::new(&["/charges"]);
+        // One copy, then no more: the first attempt sends the copy, the
+        // second the original, and a third has nothing to send.
+        let copies_left = Arc::new(Mutex::new(1_u32));
+        let layer = setup.cloning(move |route: &String| {
+            let mut left = copies_left.lock().unwrap();
+            *left = (*left).checked_sub(1)?;
+            Some(route.clone())
+        });
+        let mut client = layer.layer(gateway.clone());
+        let result = client.call("/charges".to_owned()).await;
+        assert_eq!(
+            failed_at(&result),
+            Some((2, "503")),
+            "M2: once the request cannot be copied again, the call ends with the last \
                  attempt's error, without a panic (TODO(14)); got {result:?}"
-            );
-            assert!(
-                matches!(
-                    result,
-                    Err(ExecuteError::Task {
-                        reason: GaveUp::NoCopyLeft,
-                        ..
-                    })
-                ),
-                "M2: the error says the call stopped because no copy was left to retry with \
+        );
+        assert_eq!(
+            gave_up(&result),
+            Some(GaveUp::NoCopyLeft),
+            "M2: the error says the call stopped because no copy was left to retry with \
                  (TODO(14)); got {result:?}"
-            );
-            assert_eq!(
-                gateway.count("/charges"),
-                2,
-                "M2: the copy and then the original reach the gateway, nothing more (TODO(14))"
-            );
-            assert_eq!(
-                setup.registry.breaker("/charges").state(),
-                State::Closed { failures: 2 },
-                "M2: two failures were observed and two are counted, not a third for a retry \
+        );
+        assert_eq!(
+            gateway.count("/charges"),
+            2,
+            "M2: the copy and then the original reach the gateway, nothing more (TODO(14))"
+        );
+        assert_eq!(
+            setup.registry.breaker("/charges").state(),
+            State::Closed { failures: 2 },
+            "M2: two failures were observed and two are counted, not a third for a retry \
                  that was never sent (TODO(14))"
-            );
-        },
-    );
+        );
+    });
 }
 
 #[test]
 fn m2_every_attempt_sends_its_own_copy_of_the_request() {
-    run(
-        "M2: a call through the layer did not finish (TODO(14))",
-        async {
-            let setup = setup();
-            let gateway = Gateway::new(&["/charges"]);
-            let copies = Arc::new(Mutex::new(0));
-            let counted = Arc::clone(&copies);
-            let layer = BreakerLayer::cloning_with(
-                Arc::clone(&setup.registry),
-                policy(),
-                setup.sleeper.clone(),
-                |route: &String| route.clone(),
-                move |route: &String| {
-                    *counted.lock().unwrap() += 1;
-                    Some(route.clone())
-                },
-            );
-            let mut client = layer.layer(gateway.clone());
-            let _ = client.call("/charges".to_owned()).await;
-            assert_eq!(
-                gateway.count("/charges"),
-                3,
-                "M2: a request that can be cloned is retried (TODO(14))"
-            );
-            assert_eq!(
-                *copies.lock().unwrap(),
-                3,
-                "M2: one copy per attempt, made with the layer's clone function (TODO(14))"
-            );
-        },
-    );
+    m2(async {
+        let setup = setup();
+        let gateway = Gateway::new(&["/charges"]);
+        let copies = Arc::new(Mutex::new(0));
+        let counted = Arc::clone(&copies);
+        let layer = setup.cloning(move |route: &String| {
+            *counted.lock().unwrap() += 1;
+            Some(route.clone())
+        });
+        let mut client = layer.layer(gateway.clone());
+        let _ = client.call("/charges".to_owned()).await;
+        assert_eq!(
+            gateway.count("/charges"),
+            3,
+            "M2: a request that can be cloned is retried (TODO(14))"
+        );
+        assert_eq!(
+            *copies.lock().unwrap(),
+            3,
+            "M2: one copy per attempt, made with the layer's clone function (TODO(14))"
+        );
+    });
 }
 
 #[test]
