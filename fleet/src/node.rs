@@ -1,0 +1,685 @@
+//! A fleet node: the local breaker, authoritative and never waiting on the
+//! network, plus what the node knows of the fleet.
+//!
+//! The node is written without input or output of its own: admission
+//! ([`FleetNode::try_acquire`]) reads only memory, and everything that
+//! needs the store (publishing, reading the news, the probe lease) happens
+//! in [`FleetNode::sync`], which the application calls from a task of its
+//! own. A store that is down, slow or partitioned therefore delays the
+//! fleet's news and nothing else.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use retry_breaker_solution::{Clock, Generation, Permit, Recorded, Rejected, RetryBreaker, State};
+
+use crate::epoch::{NodeId, Stamp};
+use crate::lease::Lease;
+use crate::message::{Event, FleetMessage};
+use crate::settings::FleetSettings;
+use crate::store::FleetStore;
+
+/// Whether the node is linked to the fleet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkStatus {
+    /// Not yet linked: the node has not read the fleet's state since it
+    /// started or since the store came back. It serves with its local
+    /// breaker meanwhile.
+    Joining,
+    /// Linked: the node hears the fleet's trips and closes.
+    Up,
+    /// The store failed its last call: the node serves with its local
+    /// breaker alone, and reads the state first when the store is back.
+    Degraded,
+}
+
+/// Why a fleet node refused an attempt. Nothing is counted for a refusal,
+/// and the dependency was not called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// Another node's breaker (or the fleet's last probe) opened the fleet,
+    /// and its cooldown has `remaining` left.
+    #[error(
+        "the fleet's breaker is open ({tripped_by} tripped it), {remaining:?} of its cooldown left"
+    )]
+    FleetOpen {
+        /// What is left of the fleet's cooldown.
+        remaining: Duration,
+        /// The node whose message opened the fleet.
+        tripped_by: NodeId,
+    },
+    /// The fleet's cooldown is over and one node, the holder of the probe
+    /// lease, is probing; the others wait for its outcome.
+    #[error("the fleet's cooldown is over and another node is probing; try again shortly")]
+    AwaitingFleetProbe,
+    /// The node's own breaker refused.
+    #[error(transparent)]
+    Local(#[from] Rejected),
+}
+
+/// What applying a fleet message did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Applied {
+    /// A newer trip: the node counts the sender as open.
+    Opened,
+    /// A newer close: the fleet's probe succeeded.
+    Closed,
+    /// Not newer than what the node knows (a duplicate, a replay, a message
+    /// overtaken on the way), or about another key: nothing changed.
+    Fenced,
+}
+
+/// Counts of what the node did, for tests and reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct FleetStats {
+    /// Messages this node published (trips and closes).
+    pub published: u64,
+    /// Messages applied.
+    pub applied: u64,
+    /// Messages fenced as stale, duplicated or for another key.
+    pub fenced: u64,
+    /// Lines from the store that were not fleet messages.
+    pub malformed: u64,
+    /// Fleet probes admitted under the lease.
+    pub probes: u64,
+    /// Outcomes that came too late to speak for the fleet: a probe whose
+    /// lease had expired, or an attempt admitted before newer fleet news.
+    pub fenced_outcomes: u64,
+    /// Store calls that failed or timed out.
+    pub store_errors: u64,
+    /// Times the node read the fleet's state to (re)join.
+    pub joins: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Report {
+    stamp: Stamp,
+    until: Duration,
+}
+
+#[derive(Debug, Clone)]
+enum Outgoing {
+    /// A message, and for a trip when its cooldown ends on this node's
+    /// clock, so that the rest of it is counted when it is actually sent.
+    Publish(FleetMessage, Option<Duration>),
+    Release(Lease),
+}
+
+#[derive(Debug)]
+struct Fleet {
+    /// The newest stamp applied or sent.
+    latest: Stamp,
+    /// The stamp of the last close applied: trips at or before it are over.
+    closed_at: Stamp,
+    /// The nodes that reported open since that close.
+    reports: BTreeMap<NodeId, Report>,
+    lease: Option<Lease>,
+    /// The stamp a fleet probe was admitted for, until it reports.
+    probe_out: Option<Stamp>,
+    /// The local generation whose trip was last published, so that two
+    /// threads that see the same trip publish it once.
+    published_generation: Generation,
+    outbox: VecDeque<Outgoing>,
+    link: LinkStatus,
+    stats: FleetStats,
+}
+
+impl Fleet {
+    /// Until when the fleet is open, if enough nodes reported open.
+    fn open_until(&self, quorum: u32) -> Option<(Duration, NodeId)> {
+        if self.reports.len() < quorum as usize {
+            return None;
+        }
+        self.reports
+            .iter()
+            .max_by_key(|(_, report)| (report.until, report.stamp))
+            .map(|(node, report)| (report.until, *node))
+    }
+
+    fn apply(&mut self, message: &FleetMessage, now: Duration, quorum: u32) -> Applied {
+        let applied = self.fence(message, quorum);
+        match applied {
+            Applied::Fenced => self.stats.fenced += 1,
+            Applied::Opened | Applied::Closed => self.stats.applied += 1,
+        }
+        if applied == Applied::Fenced {
+            return applied;
+        }
+        self.latest = self.latest.max(message.stamp);
+        match message.event {
+            Event::Trip { cooldown_left } => {
+                self.reports.insert(
+                    message.sender(),
+                    Report {
+                        stamp: message.stamp,
+                        until: now.saturating_add(cooldown_left),
+                    },
+                );
+            }
+            Event::Close => {
+                self.reports.clear();
+                self.closed_at = message.stamp;
+            }
+        }
+        // A lease answers for one fleet state: newer news makes it moot.
+        if let Some(lease) = self.lease.take_if(|lease| lease.stamp() != self.latest) {
+            self.outbox.push_back(Outgoing::Release(lease));
+        }
+        applied
+    }
+
+    /// Whether `message` is newer than what the node knows (F2).
+    fn fence(&self, message: &FleetMessage, quorum: u32) -> Applied {
+        match message.event {
+            // One node opens the fleet: the fleet's history is one line, and
+            // only a message newer than all of it counts.
+            Event::Trip { .. } if quorum == 1 => {
+                if message.stamp > self.latest {
+                    Applied::Opened
+                } else {
+                    Applied::Fenced
+                }
+            }
+            // A quorum counts nodes: each sender's newest trip since the
+            // last close counts once.
+            Event::Trip { .. } => {
+                let newer_than_own = self
+                    .reports
+                    .get(&message.sender())
+                    .is_none_or(|report| message.stamp > report.stamp);
+                if message.stamp > self.closed_at && newer_than_own {
+                    Applied::Opened
+                } else {
+                    Applied::Fenced
+                }
+            }
+            Event::Close if message.stamp > self.latest => Applied::Closed,
+            Event::Close => Applied::Fenced,
+        }
+    }
+
+    fn send(&mut self, message: FleetMessage, now: Duration, quorum: u32) {
+        self.apply(&message, now, quorum);
+        self.stats.published += 1;
+        let until = match message.event {
+            Event::Trip { cooldown_left } => Some(now.saturating_add(cooldown_left)),
+            Event::Close => None,
+        };
+        self.outbox.push_back(Outgoing::Publish(message, until));
+    }
+}
+
+/// One node's breaker for one dependency, linked to the rest of the fleet.
+///
+/// Admission is local-first: the node refuses while the fleet is open,
+/// admits one fleet probe only under the probe lease, and otherwise lets its
+/// own [`RetryBreaker`] decide, exactly as without a fleet. Call
+/// [`sync`](FleetNode::sync) regularly (after calls, and on a timer) to
+/// exchange news with the store.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_breaker_fleet::{FleetNode, FleetSettings, MemoryStore, NodeId, Refused};
+/// use retry_breaker_solution::{ManualClock, RetryBreaker};
+///
+/// let clock = ManualClock::new();
+/// let store = MemoryStore::new(clock.clone());
+/// let settings = FleetSettings::new(Duration::from_secs(1))?;
+/// let node = |id| -> Result<_, Box<dyn std::error::Error>> {
+///     let breaker = RetryBreaker::new(2, Duration::from_secs(10), clock.clone())?;
+///     Ok(FleetNode::new(NodeId(id), "payments", breaker, settings)?)
+/// };
+/// let (a, b) = (node(1)?, node(2)?);
+/// store.subscribe(a.id());
+/// store.subscribe(b.id());
+/// a.sync(&store);
+/// b.sync(&store);
+///
+/// // Node a sees two failures and trips; after one exchange, b refuses too.
+/// a.try_acquire()?.failure();
+/// a.try_acquire()?.failure();
+/// a.sync(&store);
+/// b.sync(&store);
+/// assert!(matches!(b.try_acquire(), Err(Refused::FleetOpen { .. })));
+///
+/// // At the end of the cooldown, one node takes the lease and probes.
+/// clock.advance(Duration::from_secs(10));
+/// b.sync(&store);
+/// a.sync(&store);
+/// let probe = b.try_acquire()?;
+/// assert_eq!(a.try_acquire().unwrap_err(), Refused::AwaitingFleetProbe);
+/// probe.success();
+/// b.sync(&store);
+/// a.sync(&store);
+/// assert!(a.try_acquire().is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct FleetNode<C> {
+    id: NodeId,
+    key: String,
+    breaker: RetryBreaker<C>,
+    settings: FleetSettings,
+    fleet: Mutex<Fleet>,
+}
+
+impl<C: Clock> FleetNode<C> {
+    /// Node `id`'s breaker for the dependency named `key`, around its local
+    /// `breaker`. The node starts [`LinkStatus::Joining`]: it serves with
+    /// its local breaker until its first [`sync`](FleetNode::sync) has read
+    /// the fleet's state.
+    ///
+    /// # Errors
+    ///
+    /// [`KeyError`] for an empty key or one with whitespace, which the
+    /// one-line messages could not carry.
+    pub fn new(
+        id: NodeId,
+        key: &str,
+        breaker: RetryBreaker<C>,
+        settings: FleetSettings,
+    ) -> Result<Self, KeyError> {
+        if key.is_empty() || key.chars().any(char::is_whitespace) {
+            return Err(KeyError(key.to_owned()));
+        }
+        Ok(FleetNode {
+            id,
+            key: key.to_owned(),
+            settings,
+            fleet: Mutex::new(Fleet {
+                latest: Stamp::default(),
+                closed_at: Stamp::default(),
+                reports: BTreeMap::new(),
+                lease: None,
+                probe_out: None,
+                published_generation: breaker.generation(),
+                outbox: VecDeque::new(),
+                link: LinkStatus::Joining,
+                stats: FleetStats::default(),
+            }),
+            breaker,
+        })
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// The dependency's name, the fleet breaker's key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The local breaker.
+    pub fn breaker(&self) -> &RetryBreaker<C> {
+        &self.breaker
+    }
+
+    /// Whether the node is linked to the fleet.
+    pub fn link_status(&self) -> LinkStatus {
+        self.fleet().link
+    }
+
+    /// Whether the node serves with its local breaker alone, because it has
+    /// not (re)read the fleet's state since the store last failed (F4).
+    pub fn is_degraded(&self) -> bool {
+        self.link_status() != LinkStatus::Up
+    }
+
+    /// What the node has done so far.
+    pub fn stats(&self) -> FleetStats {
+        self.fleet().stats
+    }
+
+    /// Whether the node holds the fleet's probe lease, valid now.
+    pub fn holds_lease(&self) -> bool {
+        let now = self.breaker.clock().now();
+        self.fleet()
+            .lease
+            .as_ref()
+            .is_some_and(|lease| lease.is_valid(now))
+    }
+
+    /// Whether the node, as far as it knows, has the fleet open: refusing
+    /// until the cooldown ends, or waiting for the fleet's probe after it.
+    pub fn fleet_is_open(&self) -> bool {
+        self.fleet().open_until(self.settings.quorum()).is_some()
+    }
+
+    /// Asks to admit one attempt, reading memory only (F1).
+    ///
+    /// # Errors
+    ///
+    /// [`Refused`]: the fleet is open, its probe is another node's, or the
+    /// local breaker refused.
+    pub fn try_acquire(&self) -> Result<FleetPermit<'_, C>, Refused> {
+        let now = self.breaker.clock().now();
+        let mut fleet = self.fleet();
+        let stamp = fleet.latest;
+        match fleet.open_until(self.settings.quorum()) {
+            Some((until, tripped_by)) if now < until => Err(Refused::FleetOpen {
+                remaining: until - now,
+                tripped_by,
+            }),
+            // Cut off from the fleet after its cooldown, the node cannot
+            // take the lease: its own breaker decides, as with no fleet.
+            Some(_) if fleet.link != LinkStatus::Up => self.local(stamp),
+            Some(_) => {
+                let lease = match &fleet.lease {
+                    Some(lease)
+                        if lease.is_valid(now)
+                            && lease.stamp() == stamp
+                            && fleet.probe_out.is_none() =>
+                    {
+                        lease.clone()
+                    }
+                    _ => return Err(Refused::AwaitingFleetProbe),
+                };
+                match self.breaker.try_acquire() {
+                    Ok(permit) => {
+                        fleet.probe_out = Some(stamp);
+                        fleet.stats.probes += 1;
+                        Ok(FleetPermit {
+                            node: self,
+                            permit,
+                            kind: Kind::Probe(lease),
+                        })
+                    }
+                    Err(rejected) => {
+                        // The local breaker is still open: let another node
+                        // probe rather than hold the fleet up.
+                        if let Some(lease) = fleet.lease.take() {
+                            fleet.outbox.push_back(Outgoing::Release(lease));
+                        }
+                        Err(Refused::Local(rejected))
+                    }
+                }
+            }
+            None => self.local(stamp),
+        }
+    }
+
+    fn local(&self, stamp: Stamp) -> Result<FleetPermit<'_, C>, Refused> {
+        let permit = self.breaker.try_acquire()?;
+        Ok(FleetPermit {
+            node: self,
+            permit,
+            kind: Kind::Local(stamp),
+        })
+    }
+
+    /// Applies one fleet message (from [`sync`](FleetNode::sync), or by
+    /// hand in a test). Only a message newer than the node's view changes
+    /// anything (F2).
+    pub fn apply(&self, message: &FleetMessage) -> Applied {
+        if message.key != self.key {
+            self.fleet().stats.fenced += 1;
+            return Applied::Fenced;
+        }
+        let now = self.breaker.clock().now();
+        self.fleet().apply(message, now, self.settings.quorum())
+    }
+
+    /// Exchanges news with the store: reads the fleet's state first if the
+    /// node is (re)joining, sends what the node has to say, applies what
+    /// the other nodes said, and asks for the probe lease when the fleet's
+    /// cooldown is over. Any store error leaves the node
+    /// [`LinkStatus::Degraded`] until a later call reads the state again.
+    ///
+    /// Never call it while admitting an attempt: it waits on the store
+    /// (within the store's bound).
+    pub fn sync(&self, store: &impl FleetStore) -> LinkStatus {
+        match self.exchange(store) {
+            Ok(()) => LinkStatus::Up,
+            Err(()) => {
+                let mut fleet = self.fleet();
+                fleet.stats.store_errors += 1;
+                if fleet.link == LinkStatus::Up {
+                    fleet.link = LinkStatus::Degraded;
+                }
+                fleet.link
+            }
+        }
+    }
+
+    fn exchange(&self, store: &impl FleetStore) -> Result<(), ()> {
+        if self.link_status() != LinkStatus::Up {
+            // Pub/sub delivers at most once: what was said while the node
+            // was away is only in the stored state (F4).
+            let state = store.read_state(self.id, &self.key).map_err(drop)?;
+            if let Some(state) = state {
+                self.apply(&state);
+            }
+            let mut fleet = self.fleet();
+            fleet.link = LinkStatus::Up;
+            fleet.stats.joins += 1;
+        }
+        loop {
+            let Some(outgoing) = self.fleet().outbox.pop_front() else {
+                break;
+            };
+            let sent = match &outgoing {
+                Outgoing::Publish(message, until) => {
+                    let mut message = message.clone();
+                    if let Some(until) = until {
+                        let now = self.breaker.clock().now();
+                        message.event = Event::Trip {
+                            cooldown_left: until.saturating_sub(now),
+                        };
+                    }
+                    store.publish(self.id, &message)
+                }
+                Outgoing::Release(lease) => store.release_lease(self.id, lease).map(drop),
+            };
+            if sent.is_err() {
+                // Kept to be sent on rejoining; if the fleet moved on
+                // meanwhile, the others fence it.
+                self.fleet().outbox.push_front(outgoing);
+                return Err(());
+            }
+        }
+        for received in store.receive(self.id).map_err(drop)? {
+            match received {
+                Ok(message) => {
+                    self.apply(&message);
+                }
+                Err(_) => self.fleet().stats.malformed += 1,
+            }
+        }
+        self.ask_for_lease(store)
+    }
+
+    /// At the end of the fleet's cooldown, asks for the probe lease; a node
+    /// that does not get it reads the state, so a lost close cannot leave
+    /// it waiting for good.
+    fn ask_for_lease(&self, store: &impl FleetStore) -> Result<(), ()> {
+        let now = self.breaker.clock().now();
+        let request = {
+            let mut fleet = self.fleet();
+            let due = matches!(fleet.open_until(self.settings.quorum()), Some((until, _)) if now >= until);
+            if let Some(lease) = fleet.lease.take_if(|lease| !lease.is_valid(now)) {
+                // The probe's deadline has passed: whatever it reports now
+                // is fenced, and the fleet may probe again.
+                fleet.probe_out = None;
+                fleet.outbox.push_back(Outgoing::Release(lease));
+            }
+            if !due || fleet.lease.is_some() {
+                return Ok(());
+            }
+            Lease::new(
+                &self.key,
+                self.id,
+                fleet.latest,
+                self.settings.probe_deadline(),
+                now,
+            )
+            .map_err(drop)?
+        };
+        if store.acquire_lease(self.id, &request).map_err(drop)? {
+            let mut fleet = self.fleet();
+            if fleet.latest == request.stamp() {
+                fleet.lease = Some(request);
+            } else {
+                fleet.outbox.push_back(Outgoing::Release(request));
+            }
+        } else if let Some(state) = store.read_state(self.id, &self.key).map_err(drop)? {
+            self.apply(&state);
+        }
+        Ok(())
+    }
+
+    /// Records the outcome of an attempt the node admitted.
+    fn finish(&self, permit: Permit<'_, C>, kind: Kind, failed: bool) -> Recorded {
+        let admitted_in = permit.generation();
+        let recorded = if failed {
+            permit.failure()
+        } else {
+            permit.success()
+        };
+        let now = self.breaker.clock().now();
+        let quorum = self.settings.quorum();
+        let tripped = self.tripped_since(admitted_in);
+        let mut fleet = self.fleet();
+        match kind {
+            Kind::Probe(lease) => {
+                if fleet.probe_out == Some(lease.stamp()) {
+                    fleet.probe_out = None;
+                }
+                let current = fleet.lease.as_ref() == Some(&lease)
+                    && lease.is_valid(now)
+                    && fleet.latest == lease.stamp();
+                if !current {
+                    // F3: the lease expired, or the fleet moved on: this
+                    // outcome no longer speaks for the fleet.
+                    fleet.stats.fenced_outcomes += 1;
+                    return recorded;
+                }
+                fleet.lease = None;
+                let event = if failed {
+                    Event::Trip {
+                        cooldown_left: self.breaker.cooldown(),
+                    }
+                } else {
+                    Event::Close
+                };
+                let message = FleetMessage {
+                    key: self.key.clone(),
+                    stamp: fleet.latest.after(self.id),
+                    event,
+                };
+                fleet.send(message, now, quorum);
+                fleet.outbox.push_back(Outgoing::Release(lease));
+                if let Some(generation) = tripped {
+                    fleet.published_generation = generation;
+                }
+            }
+            Kind::Local(stamp) => {
+                let Some(generation) = tripped else {
+                    return recorded;
+                };
+                if generation <= fleet.published_generation {
+                    return recorded;
+                }
+                fleet.published_generation = generation;
+                if stamp != fleet.latest {
+                    // Admitted before newer fleet news: the fleet already
+                    // knows better than this outcome (F2).
+                    fleet.stats.fenced_outcomes += 1;
+                    return recorded;
+                }
+                let State::Open { remaining } = self.breaker.state() else {
+                    return recorded;
+                };
+                let message = FleetMessage {
+                    key: self.key.clone(),
+                    stamp: fleet.latest.after(self.id),
+                    event: Event::Trip {
+                        cooldown_left: remaining,
+                    },
+                };
+                fleet.send(message, now, quorum);
+            }
+        }
+        recorded
+    }
+
+    /// The local breaker's generation, if it opened after `admitted_in`.
+    fn tripped_since(&self, admitted_in: Generation) -> Option<Generation> {
+        let generation = self.breaker.generation();
+        let open = matches!(self.breaker.state(), State::Open { .. });
+        (open && generation > admitted_in).then_some(generation)
+    }
+
+    fn fleet(&self) -> MutexGuard<'_, Fleet> {
+        // Every critical section checks before it changes, and runs no user
+        // code: the data stays sound after a panic elsewhere.
+        self.fleet.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<C: Clock> fmt::Debug for FleetNode<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fleet = self.fleet();
+        f.debug_struct("FleetNode")
+            .field("id", &self.id)
+            .field("key", &self.key)
+            .field("latest", &fleet.latest)
+            .field("open", &fleet.open_until(self.settings.quorum()))
+            .field("link", &fleet.link)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug)]
+enum Kind {
+    /// Admitted by the local breaker while the fleet's view had `Stamp`.
+    Local(Stamp),
+    /// The fleet's probe, under this lease.
+    Probe(Lease),
+}
+
+/// Leave to call the dependency once, from a [`FleetNode`]. Report the
+/// outcome with [`success`](FleetPermit::success) or
+/// [`failure`](FleetPermit::failure); a permit dropped unreported counts
+/// nothing, as a local [`Permit`] does.
+#[must_use = "call the dependency, then report on the permit"]
+pub struct FleetPermit<'a, C: Clock> {
+    node: &'a FleetNode<C>,
+    permit: Permit<'a, C>,
+    kind: Kind,
+}
+
+impl<C: Clock> FleetPermit<'_, C> {
+    /// Whether this attempt is the fleet's probe.
+    pub fn is_fleet_probe(&self) -> bool {
+        matches!(self.kind, Kind::Probe(_))
+    }
+
+    /// The dependency answered: records it locally, and, for the fleet's
+    /// probe, closes the fleet.
+    pub fn success(self) -> Recorded {
+        self.node.finish(self.permit, self.kind, false)
+    }
+
+    /// The dependency failed: records it locally, publishes the trip if the
+    /// local breaker opened, and, for the fleet's probe, reopens the fleet.
+    pub fn failure(self) -> Recorded {
+        self.node.finish(self.permit, self.kind, true)
+    }
+}
+
+impl<C: Clock> fmt::Debug for FleetPermit<'_, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FleetPermit")
+            .field("node", &self.node.id)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A key the fleet's messages cannot carry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a fleet key must be non-empty and without whitespace, not {0:?}")]
+pub struct KeyError(pub String);
