@@ -1,8 +1,11 @@
 //! Step 11 (advanced, optional), the success threshold: HALF-OPEN closes
 //! only after k good probes in a row (TODO(11); rules S1, S2).
 
-use retry_breaker::{ConfigError, Phase, Recorded, Rejected, RetryBreaker, State, Verdict};
+use retry_breaker::{
+    ConfigError, ManualClock, Permit, Phase, Recorded, Rejected, RetryBreaker, State, Verdict,
+};
 
+use crate::support::advanced::{CLOSED_AGAIN, REOPENED, phases};
 use crate::support::{Lab, ms};
 
 /// Opens after one failure, 10 ms cooldown, closes after `k` good probes.
@@ -59,14 +62,9 @@ fn s1_half_open_closes_only_after_k_good_probes() {
         State::Closed { failures: 0 },
         "TODO(11): the third good probe closes the circuit"
     );
-    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
     assert_eq!(
-        phases,
-        [
-            (Phase::Closed, Phase::Open),
-            (Phase::Open, Phase::HalfOpen),
-            (Phase::HalfOpen, Phase::Closed)
-        ],
+        phases(&lab),
+        CLOSED_AGAIN,
         "TODO(11): good probes short of k are no transition"
     );
 }
@@ -113,14 +111,9 @@ fn s1_only_probes_count_towards_closing_a_success_in_closed_is_no_probe() {
             "TODO(11): a success in CLOSED only resets the failure count; it is no probe (S1)"
         );
     }
-    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
     assert_eq!(
-        phases,
-        [
-            (Phase::Closed, Phase::Open),
-            (Phase::Open, Phase::HalfOpen),
-            (Phase::HalfOpen, Phase::Closed)
-        ],
+        phases(&lab),
+        CLOSED_AGAIN,
         "TODO(11): successes in CLOSED make no transition (S1)"
     );
 }
@@ -167,14 +160,9 @@ fn s2_a_failure_after_good_probes_reopens_for_a_whole_cooldown() {
         State::Open { remaining: ms(10) },
         "TODO(11): any failed probe reopens for a whole new cooldown"
     );
-    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
     assert_eq!(
-        phases,
-        [
-            (Phase::Closed, Phase::Open),
-            (Phase::Open, Phase::HalfOpen),
-            (Phase::HalfOpen, Phase::Open)
-        ],
+        phases(&lab),
+        REOPENED,
         "TODO(11): the circuit stayed HALF-OPEN through the good probes, and the failed one reopened it"
     );
 }
@@ -258,31 +246,31 @@ fn s1_k1_one_good_probe_closes_exactly_as_the_core_lab() {
         State::Closed { failures: 0 },
         "TODO(11): with k = 1 the first good probe closes, as in the core lab (S1)"
     );
-    let phases: Vec<(Phase, Phase)> = lab.transitions().iter().map(|t| (t.from, t.to)).collect();
     assert_eq!(
-        phases,
-        [
-            (Phase::Closed, Phase::Open),
-            (Phase::Open, Phase::HalfOpen),
-            (Phase::HalfOpen, Phase::Closed)
-        ],
+        phases(&lab),
+        CLOSED_AGAIN,
         "TODO(11): with k = 1 the transitions are the core lab's (S1)"
     );
 }
 
-#[test]
-fn s1_b6_a_stale_success_is_no_good_probe() {
-    // An attempt admitted while CLOSED reports a success in HALF-OPEN,
-    // after one good probe of two: it is no probe, and closes nothing.
+/// k = 2, one good probe made; then an attempt admitted while CLOSED, before
+/// the circuit opened, reports in HALF-OPEN.
+fn late_report(report: fn(Permit<'_, ManualClock>) -> Recorded) -> (Lab, Recorded) {
     let lab = lab(2);
     let old = lab.breaker.try_acquire().expect("a closed circuit admits");
     half_open(&lab);
     lab.probe().success();
-    assert_eq!(
-        old.success(),
-        Recorded::Stale,
-        "B6: an attempt admitted before the circuit opened reports too late (TODO(3))"
-    );
+    let recorded = report(old);
+    (lab, recorded)
+}
+
+const TOO_LATE: &str =
+    "B6: an attempt admitted before the circuit opened reports too late (TODO(3))";
+
+#[test]
+fn s1_b6_a_stale_success_is_no_good_probe() {
+    let (lab, recorded) = late_report(|old| old.success());
+    assert_eq!(recorded, Recorded::Stale, "{TOO_LATE}");
     assert_eq!(
         lab.breaker.state(),
         STILL_HALF_OPEN,
@@ -292,15 +280,8 @@ fn s1_b6_a_stale_success_is_no_good_probe() {
 
 #[test]
 fn s2_b6_a_stale_failure_does_not_break_the_run_of_good_probes() {
-    let lab = lab(2);
-    let old = lab.breaker.try_acquire().expect("a closed circuit admits");
-    half_open(&lab);
-    lab.probe().success();
-    assert_eq!(
-        old.failure(),
-        Recorded::Stale,
-        "B6: an attempt admitted before the circuit opened reports too late (TODO(3))"
-    );
+    let (lab, recorded) = late_report(|old| old.failure());
+    assert_eq!(recorded, Recorded::Stale, "{TOO_LATE}");
     lab.probe().success();
     assert_eq!(
         lab.breaker.state(),

@@ -3,9 +3,10 @@
 //! (TODO(12); rules W1-W3).
 
 use retry_breaker::{
-    ConfigError, ManualClock, Recorded, Rejected, RetryBreaker, State, Verdict, WindowConfig,
+    ConfigError, ManualClock, Permit, Recorded, Rejected, RetryBreaker, State, WindowConfig,
 };
 
+use crate::support::advanced::{closed, feed};
 use crate::support::{Lab, ms};
 
 /// A window breaker. The consecutive threshold is set to 2 so that a
@@ -18,28 +19,6 @@ fn lab(size: u32, minimum: u32, failure_rate: f64) -> Lab {
             .cooldown(ms(10))
             .window(WindowConfig::new(size, minimum, failure_rate)),
     )
-}
-
-/// One attempt per character: `F` reports a failure, `S` a success, `I`
-/// the verdict `Ignored` (step 10), and `D` drops the permit unreported.
-fn feed(lab: &Lab, verdicts: &str) {
-    for verdict in verdicts.chars() {
-        let permit = lab
-            .breaker
-            .try_acquire()
-            .expect("a closed circuit admits every attempt");
-        match verdict {
-            'F' => drop(permit.failure()),
-            'S' => drop(permit.success()),
-            'I' => drop(permit.report(Verdict::Ignored)),
-            'D' => drop(permit),
-            _ => unreachable!("a verdict is one of F, S, I, D"),
-        }
-    }
-}
-
-fn closed(failures: u32) -> State {
-    State::Closed { failures }
 }
 
 #[test]
@@ -217,18 +196,25 @@ fn w2_the_window_starts_empty_when_the_circuit_closes() {
     );
 }
 
-#[test]
-fn w1_b6_a_stale_failure_never_enters_the_new_window() {
+/// A window of (4, 2, 0.5) tripped by F F while an attempt admitted before
+/// is still out, then closed by a good probe; then that attempt reports.
+fn late_report(report: fn(Permit<'_, ManualClock>) -> Recorded) -> (Lab, Recorded) {
     let lab = lab(4, 2, 0.5);
     let old = lab.breaker.try_acquire().expect("a closed circuit admits");
     feed(&lab, "FF");
     lab.advance(ms(10));
     lab.probe().success();
-    assert_eq!(
-        old.failure(),
-        Recorded::Stale,
-        "B6: an attempt admitted before the circuit opened reports too late (TODO(3))"
-    );
+    let recorded = report(old);
+    (lab, recorded)
+}
+
+const TOO_LATE: &str =
+    "B6: an attempt admitted before the circuit opened reports too late (TODO(3))";
+
+#[test]
+fn w1_b6_a_stale_failure_never_enters_the_new_window() {
+    let (lab, recorded) = late_report(|old| old.failure());
+    assert_eq!(recorded, Recorded::Stale, "{TOO_LATE}");
     feed(&lab, "S");
     assert_eq!(
         lab.breaker.state(),
@@ -240,16 +226,8 @@ fn w1_b6_a_stale_failure_never_enters_the_new_window() {
 
 #[test]
 fn w1_b6_a_stale_success_never_enters_the_new_window() {
-    let lab = lab(4, 2, 0.5);
-    let old = lab.breaker.try_acquire().expect("a closed circuit admits");
-    feed(&lab, "FF");
-    lab.advance(ms(10));
-    lab.probe().success();
-    assert_eq!(
-        old.success(),
-        Recorded::Stale,
-        "B6: an attempt admitted before the circuit opened reports too late (TODO(3))"
-    );
+    let (lab, recorded) = late_report(|old| old.success());
+    assert_eq!(recorded, Recorded::Stale, "{TOO_LATE}");
     feed(&lab, "F");
     assert_eq!(
         lab.breaker.state(),

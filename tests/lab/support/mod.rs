@@ -3,6 +3,7 @@
 
 pub mod breaker_core;
 pub mod call;
+pub mod advanced;
 pub mod child;
 pub mod fault;
 pub mod gate;
