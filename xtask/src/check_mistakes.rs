@@ -82,7 +82,10 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
     let steps = steps()?;
     let syllabus = syllabus()?;
     let mut problems = Vec::new();
+    // The mistakes with a problem, however many each has.
+    let mut troubled = std::collections::BTreeSet::new();
     for patch in &patches {
+        let before = problems.len();
         let name = patch
             .file_stem()
             .unwrap_or_default()
@@ -102,6 +105,7 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             Err(why) => {
                 println!("BROKEN  {why}");
                 problems.push(why);
+                troubled.insert(name);
                 continue;
             }
         };
@@ -181,14 +185,18 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
                 problems.push(format!("{name}: missed"));
             }
         }
+        if problems.len() > before {
+            troubled.insert(name);
+        }
     }
     if workspace.exists() {
         fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
     }
     println!(
-        "\n{} mistake(s), {} caught by their own step, {} problem(s)",
+        "\n{} mistake(s), {} caught by their own step with `just test` starting at their rule, \
+         {} problem(s)",
         patches.len(),
-        patches.len() - problems.len(),
+        patches.len() - troubled.len(),
         problems.len()
     );
     if problems.is_empty() {
