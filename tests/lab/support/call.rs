@@ -12,10 +12,10 @@
 //! [`linear`] backoff, a token nobody cancels, the lab's own sleeper, and no
 //! classifier (the plain `execute`).
 
-use std::future::Future;
+use std::future::{Future, Ready};
 use std::time::Duration;
 
-use retry_breaker::{ExecuteError, GaveUp, Rejected, Sleeper, Verdict};
+use retry_breaker::{ExecuteError, GaveUp, ManualSleeper, Rejected, Sleeper, Verdict};
 use tokio_util::sync::CancellationToken;
 
 use super::fault::{Fault, retryable};
@@ -51,38 +51,22 @@ pub struct Call<'a, T, E, Task, R, B, S, K = Unclassified<T, E>> {
     _outcome: std::marker::PhantomData<fn() -> Result<T, E>>,
 }
 
+/// A call with every default: [`retryable`], [`linear`], the lab's sleeper.
+pub type Defaults<'a, T, Task> =
+    Call<'a, T, Fault, Task, fn(&Fault) -> bool, fn(u32) -> Duration, ManualSleeper>;
+
 impl Lab {
     /// A call of `attempts` attempts at `script`, with the defaults.
     pub fn call(
         &self,
         attempts: u32,
         script: &Script,
-    ) -> Call<
-        '_,
-        u32,
-        Fault,
-        impl FnMut() -> std::future::Ready<Result<u32, Fault>> + Send + 'static,
-        fn(&Fault) -> bool,
-        fn(u32) -> Duration,
-        retry_breaker::ManualSleeper,
-    > {
+    ) -> Defaults<'_, u32, impl FnMut() -> Ready<Result<u32, Fault>> + Send + 'static> {
         self.call_with(attempts, script.task())
     }
 
     /// A call of `attempts` attempts at any task, with the defaults.
-    pub fn call_with<T, Task, Fut>(
-        &self,
-        attempts: u32,
-        task: Task,
-    ) -> Call<
-        '_,
-        T,
-        Fault,
-        Task,
-        fn(&Fault) -> bool,
-        fn(u32) -> Duration,
-        retry_breaker::ManualSleeper,
-    >
+    pub fn call_with<T, Task, Fut>(&self, attempts: u32, task: Task) -> Defaults<'_, T, Task>
     where
         Task: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Fault>>,
