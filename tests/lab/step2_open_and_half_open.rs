@@ -7,6 +7,7 @@ use std::time::Duration;
 use retry_breaker::{Phase, Recorded, Rejected, State};
 
 use crate::support::breaker_core::{CLOCK_PANIC, Core, TestClock};
+use crate::support::breaker_core::{PROBING, assert_state};
 use crate::support::{Lab, ms};
 
 const NOT_YET: &str =
@@ -18,11 +19,9 @@ fn b4_the_first_attempt_exactly_at_the_deadline_becomes_the_probe() {
     lab.trip();
     lab.advance(ms(10));
     let probe = lab.breaker.try_acquire().expect(NOT_YET);
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     let last = *lab.transitions().last().unwrap();
@@ -45,11 +44,9 @@ fn b4_an_attempt_long_after_the_deadline_also_becomes_the_probe() {
     lab.trip();
     lab.advance(ms(1_000));
     let probe = lab.breaker.try_acquire().expect(NOT_YET);
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
@@ -63,15 +60,15 @@ fn b4_the_cooldown_is_lazy_nothing_happens_until_an_attempt_asks() {
     // B10: reading after the deadline shows OPEN with nothing left, and
     // changes nothing: no transition, no new generation.
     let generation = lab.breaker.generation();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: Duration::ZERO
         },
         "TODO(2): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: Duration::ZERO
         },
@@ -116,11 +113,9 @@ fn b5_only_one_probe_at_a_time_every_other_attempt_is_refused() {
         Duration::ZERO,
         "TODO(2): expected `Rejected::ProbeInFlight.remaining()` to equal `Duration::ZERO`"
     );
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
@@ -132,8 +127,8 @@ fn b5_a_successful_probe_closes_the_circuit_with_a_clean_count() {
     lab.trip();
     lab.advance(ms(10));
     lab.breaker.try_acquire().expect(NOT_YET).success();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(2): the breaker must now be `State::Closed {{failures: 0}}`"
     );
@@ -145,8 +140,8 @@ fn b5_a_successful_probe_closes_the_circuit_with_a_clean_count() {
     );
     // A clean count: one failure does not reopen a threshold-2 circuit.
     lab.breaker.try_acquire().unwrap().failure();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 1 },
         "TODO(2): the breaker must now be `State::Closed {{failures: 1}}`"
     );
@@ -160,8 +155,8 @@ fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
     let probe = lab.breaker.try_acquire().expect(NOT_YET);
     lab.advance(ms(3));
     probe.failure();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open { remaining: ms(10) },
         "open until t = 23"
     );
@@ -182,8 +177,8 @@ fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
         .try_acquire()
         .expect("a new probe at t = 23")
         .success();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(2): the breaker must now be `State::Closed {{failures: 0}}`"
     );
@@ -194,16 +189,14 @@ fn b1_with_a_zero_cooldown_the_next_attempt_is_the_probe() {
     let lab = Lab::new(1, Duration::ZERO);
     lab.trip();
     let probe = lab.breaker.try_acquire().expect(NOT_YET);
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.failure();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: Duration::ZERO
         },
@@ -216,8 +209,8 @@ fn b1_a_huge_cooldown_that_still_fits_ends_when_the_clock_gets_there() {
     let lab = Lab::new(1, Duration::MAX - ms(5));
     lab.advance(ms(5));
     lab.trip();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: Duration::MAX - ms(5)
         },
@@ -294,9 +287,7 @@ fn b8_the_hook_sees_every_transition_around_a_probe_once_and_complete() {
                 .iter()
                 .map(|s| (s.transition.from, s.transition.to, s.transition.at, s.state))
                 .collect();
-            let half_open = Some(State::HalfOpen {
-                probe_in_flight: true,
-            });
+            let half_open = Some(PROBING);
             let open = Some(State::Open { remaining: ms(10) });
             let closed = Some(State::Closed { failures: 0 });
             assert_eq!(
@@ -370,8 +361,8 @@ fn b3_refusals_change_no_count_no_deadline_and_no_generation() {
             "the deadline stays where the failure put it"
         );
     }
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open { remaining: ms(4) },
         "TODO(2): the breaker must now be `State::Open {{remaining: ms(4)}}`"
     );
@@ -432,8 +423,8 @@ fn b8_a_hook_may_even_ask_for_a_permit_and_report_on_it() {
                 }
             });
             hooked.trip();
-            assert_eq!(
-                hooked.breaker.state(),
+            assert_state!(
+                hooked.breaker,
                 State::Open { remaining: ms(10) },
                 "TODO(1): the breaker must now be `State::Open {{remaining: ms(10)}}`"
             );
@@ -460,8 +451,8 @@ fn b12_a_clock_that_panics_at_an_open_admission_changes_nothing_before_or_at_the
             "B12: an admission into an OPEN circuit reads the clock, and its panic reaches the \
              caller of try_acquire unchanged"
         );
-        assert_eq!(
-            core.breaker.state(),
+        assert_state!(
+            core.breaker,
             State::Open { remaining: left },
             "B12: the interrupted admission changed nothing: still OPEN until 10 ms"
         );
@@ -472,8 +463,8 @@ fn b12_a_clock_that_panics_at_an_open_admission_changes_nothing_before_or_at_the
         );
     }
     core.probe().success();
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Closed { failures: 0 },
         "TODO(2): B12, not wedged: once the clock works, the next attempt is the probe"
     );
@@ -494,15 +485,15 @@ fn b10_b12_a_clock_that_panics_when_the_state_is_read_changes_nothing() {
         Some(CLOCK_PANIC),
         "B12: so does Debug's reading"
     );
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Open { remaining: ms(6) },
         "B10, B12: reads change nothing, even interrupted"
     );
     core.advance(ms(6));
     core.probe().success();
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Closed { failures: 0 },
         "TODO(2): B12, not wedged: the probe at the deadline closes the circuit"
     );
@@ -555,8 +546,8 @@ fn b3_a_refusal_never_says_more_than_a_cooldown_is_left_even_when_the_circuit_re
         "B3: the refusal takes effect at its clock reading, 5 ms, when the circuit was OPEN until \
          10 ms: 5 ms left"
     );
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Open { remaining: ms(10) },
         "TODO(2): B5, the probe that failed at 12 ms reopened the circuit until 22 ms"
     );
@@ -605,8 +596,8 @@ fn b12_an_owned_permit_is_admitted_refused_and_reported_like_a_borrowed_one() {
         Some(Recorded::Counted),
         "TODO(2): B9, B12, the owned probe's success counts"
     );
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Closed { failures: 0 },
         "TODO(2): B5, B12, and closes the circuit"
     );

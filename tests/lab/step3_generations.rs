@@ -4,6 +4,7 @@
 use retry_breaker::{ManualClock, Permit, Recorded, State};
 
 use crate::support::breaker_core::Core;
+use crate::support::breaker_core::{PROBING, assert_state};
 use crate::support::{Lab, ms};
 
 /// Opens a threshold-2 circuit at t = 0 while `early` (admitted CLOSED) is
@@ -25,11 +26,9 @@ fn b6_a_stale_success_does_not_close_a_half_open_circuit() {
         Recorded::Stale,
         "TODO(3): an outcome from an older generation must be reported as stale (B6, B9)"
     );
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
@@ -45,16 +44,14 @@ fn b6_a_stale_failure_does_not_reopen_a_half_open_circuit() {
         Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "TODO(3): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
     probe.success();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
     );
@@ -70,8 +67,8 @@ fn b6_a_stale_failure_does_not_count_against_a_reclosed_circuit() {
         Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
     );
@@ -90,8 +87,8 @@ fn b6_a_stale_success_does_not_reset_the_count_of_a_reclosed_circuit() {
         Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 1 },
         "TODO(3): the breaker must now be `State::Closed {{failures: 1}}`"
     );
@@ -117,8 +114,8 @@ fn b6_a_stale_outcome_while_open_changes_nothing() {
         Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open { remaining: ms(10) },
         "TODO(3): the breaker must now be `State::Open {{remaining: ms(10)}}`"
     );
@@ -163,8 +160,8 @@ fn b6_outcomes_stay_current_until_a_transition_happens() {
         Recorded::Counted,
         "no transition happened, so nothing is stale"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 1 },
         "TODO(3): the breaker must now be `State::Closed {{failures: 1}}`"
     );
@@ -294,8 +291,8 @@ fn b6_a_stale_success_during_the_probe_leaves_the_probe_to_decide() {
                 Recorded::Counted,
                 "TODO(3): expected `probe.success()` to equal `Recorded::Counted`"
             );
-            assert_eq!(
-                lab.breaker.state(),
+            assert_state!(
+                lab.breaker,
                 State::Closed { failures: 0 },
                 "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
             );
@@ -305,8 +302,8 @@ fn b6_a_stale_success_during_the_probe_leaves_the_probe_to_decide() {
                 Recorded::Counted,
                 "TODO(3): the probe is current and its failure counts (B9)"
             );
-            assert_eq!(
-                lab.breaker.state(),
+            assert_state!(
+                lab.breaker,
                 State::Open { remaining: ms(10) },
                 "TODO(3): the breaker must now be `State::Open {{remaining: ms(10)}}`"
             );
@@ -322,16 +319,14 @@ fn b6_b12_an_owned_permit_of_an_older_generation_reports_stale_and_needs_no_cloc
     core.trip();
     core.advance(ms(10));
     let probe = core.probe();
-    let in_flight = State::HalfOpen {
-        probe_in_flight: true,
-    };
+    let in_flight = PROBING;
     assert_eq!(
         early.failure(),
         Recorded::Stale,
         "TODO(3): B6, B9, B12, an owned permit from before the circuit opened reports stale"
     );
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         in_flight,
         "TODO(3): B6, B12, and changes nothing: the probe still decides"
     );
@@ -347,10 +342,6 @@ fn b6_b12_an_owned_permit_of_an_older_generation_reports_stale_and_needs_no_cloc
         Some(Recorded::Stale),
         "TODO(3): B9, it still says it was ignored"
     );
-    assert_eq!(
-        core.breaker.state(),
-        in_flight,
-        "TODO(3): B6, nothing changed"
-    );
+    assert_state!(core.breaker, in_flight, "TODO(3): B6, nothing changed");
     probe.success();
 }

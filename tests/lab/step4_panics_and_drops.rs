@@ -6,6 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use retry_breaker::{Phase, Rejected, State};
 
 use crate::support::breaker_core::{Core, TASK_PANIC, spawned};
+use crate::support::breaker_core::{PROBING, WAITING, assert_state};
 use crate::support::panics::quietly;
 use crate::support::{Lab, ms};
 
@@ -26,14 +27,10 @@ fn panic_holding_permit(lab: &Lab) {
 fn b7_a_panic_while_holding_a_permit_counts_as_a_failure() {
     let lab = Lab::new(2, ms(10));
     panic_holding_permit(&lab);
-    assert_eq!(
-        lab.breaker.state(),
-        State::Closed { failures: 1 },
-        "{DROP_TODO}"
-    );
+    assert_state!(lab.breaker, State::Closed { failures: 1 }, "{DROP_TODO}");
     panic_holding_permit(&lab);
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open { remaining: ms(10) },
         "{DROP_TODO}"
     );
@@ -45,8 +42,8 @@ fn b7_a_panicking_probe_reopens_the_circuit_and_the_next_cooldown_ends_in_a_prob
     lab.trip();
     lab.advance(ms(10));
     panic_holding_permit(&lab);
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open { remaining: ms(10) },
         "{DROP_TODO}"
     );
@@ -55,8 +52,8 @@ fn b7_a_panicking_probe_reopens_the_circuit_and_the_next_cooldown_ends_in_a_prob
         .try_acquire()
         .expect("not wedged: a new probe")
         .success();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
     );
@@ -71,13 +68,7 @@ fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
         let probe = lab.probe();
         probe.generation()
     };
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: false
-        },
-        "{DROP_TODO}"
-    );
+    assert_state!(lab.breaker, WAITING, "{DROP_TODO}");
     assert_eq!(
         lab.breaker.generation(),
         generation,
@@ -88,8 +79,8 @@ fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
         .try_acquire()
         .expect("the next attempt may probe");
     probe.success();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(4): the breaker must now be `State::Closed {{failures: 0}}`"
     );
@@ -105,11 +96,9 @@ fn b5_b7_a_probe_admitted_after_a_dropped_one_holds_the_single_slot() {
         .breaker
         .try_acquire()
         .expect("{DROP_TODO}: the dropped probe's slot is free for the next attempt");
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "B5: the probe admitted after a dropped one is in flight like any probe: admitting a \
          probe in HALF-OPEN marks it out (the HALF-OPEN arm of TODO(2), reached only once \
          TODO(4) hands a slot back)"
@@ -127,8 +116,8 @@ fn b7_a_dropped_permit_records_no_verdict_in_any_state() {
     let lab = Lab::new(2, ms(10));
     lab.breaker.try_acquire().unwrap().failure();
     drop(lab.breaker.try_acquire().unwrap());
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 1 },
         "{DROP_TODO}: a permit dropped without a panic observed nothing, so it is not a failure"
     );
@@ -137,18 +126,13 @@ fn b7_a_dropped_permit_records_no_verdict_in_any_state() {
     drop(lab.probe());
     let state = lab.breaker.state();
     let fault = match state {
-        State::HalfOpen {
-            probe_in_flight: true,
-        } => "the probe slot was not handed back, so every later attempt is refused",
+        PROBING => "the probe slot was not handed back, so every later attempt is refused",
         State::Closed { .. } => "the drop was counted as a success",
         State::Open { .. } => "the drop was counted as a failure",
         _ => "",
     };
     assert_eq!(
-        state,
-        State::HalfOpen {
-            probe_in_flight: false
-        },
+        state, WAITING,
         "{DROP_TODO}: {fault}. A probe dropped without a panic observed nothing: no verdict, \
          but its slot goes back"
     );
@@ -163,11 +147,9 @@ fn b7_a_stale_permit_dropped_does_not_free_the_current_probe_slot() {
     lab.advance(ms(10));
     let probe = lab.probe();
     drop(early);
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "only the probe itself can give the probe slot back"
     );
     assert!(
@@ -191,11 +173,9 @@ fn b7_a_stale_permit_dropped_in_a_panic_changes_nothing() {
         panic!("unwinding with a stale permit");
     }));
     assert!(caught.is_err(), "TODO(4): the panic must reach the caller");
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "TODO(4): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
     );
 }
@@ -222,8 +202,8 @@ fn child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic() {
         "the dependency client blew up",
         "B11: the panic that was unwinding reaches its caller unchanged, not the hook's"
     );
-    assert_eq!(
-        hooked.breaker.state(),
+    assert_state!(
+        hooked.breaker,
         State::Open { remaining: ms(10) },
         "{DROP_TODO}: a permit dropped by a panic counts as a failure"
     );
@@ -247,8 +227,8 @@ fn b7_a_permit_held_through_someone_elses_panic_still_counts_as_a_failure() {
         parse("not a number")
     }));
     assert!(caught.is_err(), "TODO(4): the panic must reach the caller");
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open { remaining: ms(10) },
         "{DROP_TODO}: any panic that drops a permit counts as a failure (B7)"
     );
@@ -277,11 +257,9 @@ fn b11_a_hook_that_panics_when_the_probe_is_admitted_hands_the_probe_slot_back()
         "the hook exploded",
         "TODO(2): expected `crate::support::panic_message(&*payload)` to equal `\"the hook exploded\"`"
     );
-    assert_eq!(
-        hooked.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: false
-        },
+    assert_state!(
+        hooked.breaker,
+        WAITING,
         "{DROP_TODO}: B11, the dependency was never called, so the probe slot goes back with \
          no verdict (`Circuit::abandon`); otherwise every later attempt is refused forever"
     );
@@ -290,8 +268,8 @@ fn b11_a_hook_that_panics_when_the_probe_is_admitted_hands_the_probe_slot_back()
         .try_acquire()
         .expect("B11: the next attempt may probe");
     probe.success();
-    assert_eq!(
-        hooked.breaker.state(),
+    assert_state!(
+        hooked.breaker,
         State::Closed { failures: 0 },
         "TODO(2): the breaker must now be `State::Closed {{failures: 0}}`"
     );
@@ -304,11 +282,9 @@ fn b9_a_stale_report_while_half_open_waits_for_a_probe_changes_nothing() {
     lab.trip();
     lab.advance(ms(10));
     drop(lab.probe());
-    let waiting = State::HalfOpen {
-        probe_in_flight: false,
-    };
-    assert_eq!(
-        lab.breaker.state(),
+    let waiting = WAITING;
+    assert_state!(
+        lab.breaker,
         waiting,
         "{DROP_TODO}: a dropped probe gives its slot back"
     );
@@ -318,13 +294,13 @@ fn b9_a_stale_report_while_half_open_waits_for_a_probe_changes_nothing() {
         "{DROP_TODO}: B6, B9: a success from before the circuit opened is stale, even while \
          HALF-OPEN waits for a new probe"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         waiting,
         "{DROP_TODO}: B6: and it changes nothing: the next attempt is still the probe"
     );
     lab.probe().success();
-    assert_eq!(lab.breaker.state(), State::Closed { failures: 0 });
+    assert_state!(lab.breaker, State::Closed { failures: 0 });
 }
 
 #[test]
@@ -333,8 +309,8 @@ fn b7_b12_an_owned_permit_dropped_unreported_records_no_verdict_in_any_state() {
     core.breaker.try_acquire().unwrap().failure();
     let permit = core.breaker.try_acquire_owned().unwrap();
     spawned(async move { drop(permit) }).expect("the task drops its permit");
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Closed { failures: 1 },
         "{DROP_TODO}: B12, an owned permit dropped without a panic observed nothing, as a \
          borrowed one"
@@ -344,11 +320,9 @@ fn b7_b12_an_owned_permit_dropped_unreported_records_no_verdict_in_any_state() {
     let probe = core.breaker.try_acquire_owned().expect("the probe");
     let generation = probe.generation();
     spawned(async move { drop(probe) }).expect("the task drops its probe");
-    assert_eq!(
-        core.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: false
-        },
+    assert_state!(
+        core.breaker,
+        WAITING,
         "{DROP_TODO}: B12, an owned probe dropped unreported gives its slot back with no \
          verdict, as a borrowed one"
     );
@@ -367,7 +341,7 @@ fn b7_b12_an_owned_permit_dropped_unreported_records_no_verdict_in_any_state() {
         "B5, B12: one owned probe at a time"
     );
     next.success();
-    assert_eq!(core.breaker.state(), State::Closed { failures: 0 });
+    assert_state!(core.breaker, State::Closed { failures: 0 });
 }
 
 #[test]
@@ -382,8 +356,8 @@ fn b7_b12_an_owned_permit_dropped_by_a_panic_counts_as_a_failure() {
         joined.is_err_and(|error| error.is_panic()),
         "the task's panic reaches whoever joins it"
     );
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Open { remaining: ms(10) },
         "{DROP_TODO}: B7, B12, an owned permit dropped by a panic counts as a failure"
     );
@@ -394,8 +368,8 @@ fn b7_b12_an_owned_permit_dropped_by_a_panic_counts_as_a_failure() {
         panic!("{TASK_PANIC}");
     }));
     assert!(caught.is_err(), "the panic reaches the caller");
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Open { remaining: ms(10) },
         "{DROP_TODO}: B7, B12, an owned probe dropped by a panic reopens the circuit"
     );
@@ -411,12 +385,10 @@ fn b7_b12_a_stale_owned_permit_dropped_changes_nothing_panicking_or_not() {
     core.trip();
     core.advance(ms(10));
     let probe = core.probe();
-    let in_flight = State::HalfOpen {
-        probe_in_flight: true,
-    };
+    let in_flight = PROBING;
     drop(quiet);
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         in_flight,
         "B12: an owned permit of an older generation dropped cannot free the probe slot"
     );
@@ -425,8 +397,8 @@ fn b7_b12_a_stale_owned_permit_dropped_changes_nothing_panicking_or_not() {
         panic!("{TASK_PANIC}");
     }));
     assert!(caught.is_err(), "the panic reaches the caller");
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         in_flight,
         "B6, B12: an owned permit of an older generation dropped by a panic is a stale failure"
     );

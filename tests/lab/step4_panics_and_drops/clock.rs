@@ -5,6 +5,7 @@
 use retry_breaker::{Generation, State};
 
 use crate::support::breaker_core::{CLOCK_PANIC, Core, TASK_PANIC};
+use crate::support::breaker_core::{WAITING, assert_state};
 use crate::support::{isolate, ms};
 
 const CLOCK_TODO: &str = "TODO(4): a probe whose report the clock's panic interrupted must hand \
@@ -24,21 +25,15 @@ fn probing() -> Core {
 /// After the broken clock met the probe admitted in `generation`: the slot
 /// is free, nothing was recorded, and the next probe decides.
 fn assert_slot_back(core: &Core, generation: Generation, what: &str) {
-    assert_eq!(
-        core.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: false
-        },
-        "{CLOCK_TODO}: {what}"
-    );
+    assert_state!(core.breaker, WAITING, "{CLOCK_TODO}: {what}");
     assert_eq!(
         core.breaker.generation(),
         generation,
         "B12: {what}: no verdict, so no transition ({CLOCK_TODO})"
     );
     core.probe().success();
-    assert_eq!(
-        core.breaker.state(),
+    assert_state!(
+        core.breaker,
         State::Closed { failures: 0 },
         "B12: {what}: not wedged, the next probe closes the circuit ({CLOCK_TODO})"
     );

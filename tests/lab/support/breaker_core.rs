@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
-use retry_breaker::{Clock, ManualClock, Permit, RetryBreaker};
+use retry_breaker::{Clock, ManualClock, Permit, RetryBreaker, State};
 
 use super::hooked::panic_message;
 use super::panics::quietly;
@@ -157,3 +157,25 @@ pub fn spawned<T: Send + 'static>(
         .expect("a tokio runtime")
         .block_on(async { tokio::spawn(task).await })
 }
+
+/// HALF-OPEN, waiting for a probe: the slot is free.
+pub const WAITING: State = State::HalfOpen {
+    probe_in_flight: false,
+};
+
+/// HALF-OPEN with its probe out: every other attempt is refused.
+pub const PROBING: State = State::HalfOpen {
+    probe_in_flight: true,
+};
+
+/// `assert_eq!(breaker.state(), expected, why...)` in one line: the state
+/// a scenario expects at this point.
+macro_rules! assert_state {
+    ($breaker:expr, $expected:expr $(,)?) => {
+        assert_eq!($breaker.state(), $expected)
+    };
+    ($breaker:expr, $expected:expr, $($why:tt)+) => {
+        assert_eq!($breaker.state(), $expected, $($why)+)
+    };
+}
+pub(crate) use assert_state;
