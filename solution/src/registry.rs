@@ -48,7 +48,8 @@ use crate::state::State;
 ///         ("search".to_owned(), State::Open { remaining: Duration::from_secs(10) }),
 ///     ]
 /// );
-/// assert_eq!((registry.len(), registry.is_empty()), (2, false));
+/// assert_eq!(registry.len(), 2);
+/// assert!(!registry.is_empty());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Registry<K, C> {
