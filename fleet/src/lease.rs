@@ -13,20 +13,21 @@ use crate::epoch::{NodeId, Stamp};
 
 /// A request for the probe lease, or a lease granted.
 ///
-/// The owner token names the node and the fleet state the probe answers
-/// for, so a release (compare-and-delete) can only ever delete this very
-/// lease, never one granted to another node after this one expired.
+/// The owner token names the node, the fleet state the probe answers for
+/// and the node's request number, so a release (compare-and-delete) can
+/// only ever delete this very lease: never one granted after it expired,
+/// to another node or to the same node again.
 ///
 /// ```
 /// use std::time::Duration;
 /// use retry_breaker_fleet::{Lease, NodeId, Stamp};
 ///
-/// let lease = Lease::new("payments", NodeId(4), Stamp::new(2, NodeId(9)), Duration::from_secs(1), Duration::ZERO)?;
+/// let lease = Lease::new("payments", NodeId(4), Stamp::new(2, NodeId(9)), 7, Duration::from_secs(1), Duration::ZERO)?;
 /// assert_eq!(lease.store_key(), "payments:probe");
-/// assert_eq!(lease.owner(), "node4@e2/node9");
+/// assert_eq!(lease.owner(), "node4@e2/node9#7");
 /// assert!(lease.is_valid(Duration::from_millis(999)));
 /// assert!(!lease.is_valid(Duration::from_secs(1)));
-/// assert!(Lease::new("payments", NodeId(4), Stamp::default(), Duration::ZERO, Duration::ZERO).is_err());
+/// assert!(Lease::new("payments", NodeId(4), Stamp::default(), 8, Duration::ZERO, Duration::ZERO).is_err());
 /// # Ok::<(), retry_breaker_fleet::LeaseError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -44,7 +45,8 @@ pub struct Lease {
 
 impl Lease {
     /// A lease for `node` on `key`'s probe, answering for the fleet state
-    /// `stamp`, asked for at `now` for `ttl`.
+    /// `stamp`, the node's request number `serial`, asked for at `now` for
+    /// `ttl`.
     ///
     /// # Errors
     ///
@@ -55,13 +57,14 @@ impl Lease {
         key: &str,
         node: NodeId,
         stamp: Stamp,
+        serial: u64,
         ttl: Duration,
         now: Duration,
     ) -> Result<Self, LeaseError> {
         check_ttl(ttl)?;
         Ok(Lease {
             key: key.to_owned(),
-            owner: format!("{node}@{stamp}"),
+            owner: format!("{node}@{stamp}#{serial}"),
             stamp,
             ttl,
             expires: now.saturating_add(ttl),

@@ -92,8 +92,8 @@ impl World {
 /// let clock = ManualClock::new();
 /// let store = MemoryStore::new(clock.clone());
 /// let ttl = Duration::from_millis(500);
-/// let a = Lease::new("db", NodeId(1), Stamp::default(), ttl, Duration::ZERO)?;
-/// let b = Lease::new("db", NodeId(2), Stamp::default(), ttl, Duration::ZERO)?;
+/// let a = Lease::new("db", NodeId(1), Stamp::default(), 1, ttl, Duration::ZERO)?;
+/// let b = Lease::new("db", NodeId(2), Stamp::default(), 1, ttl, Duration::ZERO)?;
 /// assert!(store.acquire_lease(NodeId(1), &a)?);
 /// assert!(!store.acquire_lease(NodeId(2), &b)?, "one holder at a time");
 /// clock.advance(ttl);

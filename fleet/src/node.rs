@@ -121,6 +121,8 @@ struct Fleet {
     /// The local generation whose trip was last published, so that two
     /// threads that see the same trip publish it once.
     published_generation: Generation,
+    /// Probe leases asked for so far, numbering each request's owner token.
+    lease_requests: u64,
     outbox: VecDeque<Outgoing>,
     link: LinkStatus,
     stats: FleetStats,
@@ -163,8 +165,13 @@ impl Fleet {
                 self.closed_at = message.stamp;
             }
         }
-        // A lease answers for one fleet state: newer news makes it moot.
-        if let Some(lease) = self.lease.take_if(|lease| lease.stamp() != self.latest) {
+        // A lease answers for one fleet state: newer news makes it moot. A
+        // probe already sent under it keeps it, though, until it reports or
+        // its deadline passes: it is still calling the dependency, and
+        // handing the lease on now would put two probes in flight (F3).
+        if self.probe_out.is_none()
+            && let Some(lease) = self.lease.take_if(|lease| lease.stamp() != self.latest)
+        {
             self.outbox.push_back(Outgoing::Release(lease));
         }
         applied
@@ -294,6 +301,7 @@ impl<C: Clock> FleetNode<C> {
                 lease: None,
                 probe_out: None,
                 published_generation: breaker.generation(),
+                lease_requests: 0,
                 outbox: VecDeque::new(),
                 link: LinkStatus::Joining,
                 stats: FleetStats::default(),
@@ -508,10 +516,12 @@ impl<C: Clock> FleetNode<C> {
             if !due || fleet.lease.is_some() {
                 return Ok(());
             }
+            fleet.lease_requests += 1;
             Lease::new(
                 &self.key,
                 self.id,
                 fleet.latest,
+                fleet.lease_requests,
                 self.settings.probe_deadline(),
                 now,
             )
@@ -552,8 +562,12 @@ impl<C: Clock> FleetNode<C> {
                     && fleet.latest == lease.stamp();
                 if !current {
                     // F3: the lease expired, or the fleet moved on: this
-                    // outcome no longer speaks for the fleet.
+                    // outcome no longer speaks for the fleet. The lease, if
+                    // still this node's, goes back for the next probe.
                     fleet.stats.fenced_outcomes += 1;
+                    if let Some(lease) = fleet.lease.take_if(|held| *held == lease) {
+                        fleet.outbox.push_back(Outgoing::Release(lease));
+                    }
                     return recorded;
                 }
                 fleet.lease = None;

@@ -1,0 +1,193 @@
+//! The fleet's properties over random nemesis schedules: whatever the link
+//! does (delay, loss, duplication, reordering, partitions, outages), the
+//! fleet probes once at a time, stale news changes nothing, a recovered
+//! dependency leaves no node open, and nothing is counted twice.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{COOLDOWN, Call, Fleet, PROBE_DEADLINE, settings};
+use proptest::prelude::*;
+use retry_breaker_fleet::{
+    Applied, Event, FleetMessage, FleetNode, Nemesis, NodeId, Refused, Stamp,
+};
+use retry_breaker_solution::{ManualClock, RetryBreaker};
+
+const NODES: u32 = 5;
+
+#[derive(Debug, Clone)]
+enum Step {
+    Call(usize),
+    HangProbe(usize),
+    Sync(usize),
+    SyncAll,
+    Advance(Duration),
+    Dependency(bool),
+    Partition(usize),
+    Heal,
+    StoreDown(bool),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let node = 0..NODES as usize;
+    prop_oneof![
+        6 => node.clone().prop_map(Step::Call),
+        1 => node.clone().prop_map(Step::HangProbe),
+        3 => node.clone().prop_map(Step::Sync),
+        3 => Just(Step::SyncAll),
+        4 => (0u64..4_000).prop_map(|ms| Step::Advance(Duration::from_millis(ms))),
+        2 => any::<bool>().prop_map(Step::Dependency),
+        1 => node.prop_map(Step::Partition),
+        1 => Just(Step::Heal),
+        1 => any::<bool>().prop_map(Step::StoreDown),
+    ]
+}
+
+fn nemesis() -> impl Strategy<Value = Nemesis> {
+    (0u64..3_000, any::<bool>(), 0u32..400, 0u32..400, 0u32..50).prop_map(
+        |(delay, reorder, loss, duplicate, garble)| Nemesis {
+            max_delay: Duration::from_millis(delay),
+            reorder,
+            loss_per_mille: loss,
+            duplicate_per_mille: duplicate,
+            garble_per_mille: garble,
+            ..Nemesis::default()
+        },
+    )
+}
+
+fn run(fleet: &mut Fleet, steps: &[Step]) {
+    for step in steps {
+        match *step {
+            Step::Call(index) => {
+                let degraded_and_due = fleet.nodes[index].is_degraded();
+                let call = fleet.call(index);
+                // F4: cut off from the store, a node never waits for a
+                // fleet probe it could not hear about.
+                if degraded_and_due {
+                    assert_ne!(call, Call::Refused(Refused::AwaitingFleetProbe));
+                }
+            }
+            Step::HangProbe(index) => {
+                fleet.hang_probe(index);
+            }
+            Step::Sync(index) => {
+                fleet.nodes[index].sync(&fleet.store);
+            }
+            Step::SyncAll => fleet.sync_all(),
+            Step::Advance(by) => fleet.advance(by),
+            Step::Dependency(up) => fleet.dependency_up = up,
+            Step::Partition(index) => fleet.store.update_nemesis(|nemesis| {
+                nemesis.partitioned.insert(NodeId(index as u32));
+            }),
+            Step::Heal => fleet
+                .store
+                .update_nemesis(|nemesis| nemesis.partitioned.clear()),
+            Step::StoreDown(down) => fleet.store.update_nemesis(|nemesis| nemesis.down = down),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// F3: the lease lives in the store, so whatever happens to the
+    /// messages, no two fleet probes are ever in flight at once (a probe is
+    /// in flight until it reports or until its deadline, when its lease
+    /// expires and its outcome is fenced).
+    #[test]
+    fn at_most_one_fleet_probe_in_flight(
+        nemesis in nemesis(),
+        seed in any::<u64>(),
+        steps in prop::collection::vec(step(), 1..200),
+    ) {
+        let mut fleet = Fleet::new(NODES, settings(), nemesis, seed);
+        run(&mut fleet, &steps);
+        prop_assert_eq!(fleet.overlapping_probes(), None);
+    }
+
+    /// F2, F3: once the link heals and the dependency is back, one probe
+    /// closes the fleet and no node is left open, however the incident went.
+    #[test]
+    fn no_node_is_left_open_after_the_dependency_recovered_and_a_probe_succeeded(
+        nemesis in nemesis(),
+        seed in any::<u64>(),
+        steps in prop::collection::vec(step(), 1..200),
+    ) {
+        let mut fleet = Fleet::new(NODES, settings(), nemesis, seed);
+        run(&mut fleet, &steps);
+        fleet.store.set_nemesis(Nemesis::default());
+        fleet.dependency_up = true;
+        // Out of any cooldown (a failed probe's included) and any lease.
+        fleet.advance(COOLDOWN + PROBE_DEADLINE);
+        for _ in 0..3 {
+            fleet.sync_all();
+            for index in 0..NODES as usize {
+                fleet.call(index);
+            }
+            fleet.advance(Duration::from_millis(1));
+        }
+        fleet.sync_all();
+        for index in 0..NODES as usize {
+            prop_assert_eq!(fleet.call(index), Call::Served, "node {}", index);
+        }
+        prop_assert_eq!(fleet.overlapping_probes(), None);
+    }
+
+    /// F2: nothing is counted twice. A node applies each piece of news at
+    /// most once, a stale message never reopens a closed fleet or closes an
+    /// open one, and a node publishes each local trip once.
+    #[test]
+    fn stale_news_changes_nothing_and_nothing_counts_twice(
+        messages in prop::collection::vec((0u64..6, 0u32..4, any::<bool>()), 1..60),
+    ) {
+        let node = FleetNode::new(
+            NodeId(99),
+            "db",
+            RetryBreaker::new(3, COOLDOWN, ManualClock::new()).unwrap(),
+            settings(),
+        )
+        .unwrap();
+        let mut newest = Stamp::default();
+        for (epoch, sender, trip) in messages {
+            let message = FleetMessage {
+                key: "db".into(),
+                stamp: Stamp::new(epoch, NodeId(sender)),
+                event: if trip {
+                    Event::Trip { cooldown_left: COOLDOWN }
+                } else {
+                    Event::Close
+                },
+            };
+            let open_before = node.fleet_is_open();
+            let applied = node.apply(&message);
+            if message.stamp <= newest {
+                prop_assert_eq!(applied, Applied::Fenced);
+                prop_assert_eq!(node.fleet_is_open(), open_before, "stale {}", message);
+            } else {
+                newest = message.stamp;
+                prop_assert_eq!(node.fleet_is_open(), trip, "newest {}", message);
+            }
+            prop_assert_eq!(node.apply(&message), Applied::Fenced, "twice: {}", message);
+        }
+    }
+
+    /// Over a whole random run, each node applies at most the messages the
+    /// fleet published (duplicates are fenced, not applied again), and
+    /// every call that reached the dependency was a call a node admitted.
+    #[test]
+    fn duplicates_are_fenced_not_applied(
+        nemesis in nemesis(),
+        seed in any::<u64>(),
+        steps in prop::collection::vec(step(), 1..200),
+    ) {
+        let mut fleet = Fleet::new(NODES, settings(), nemesis, seed);
+        run(&mut fleet, &steps);
+        let published: u64 = fleet.nodes.iter().map(|node| node.stats().published).sum();
+        for node in &fleet.nodes {
+            let stats = node.stats();
+            prop_assert!(stats.applied <= published, "{:?}: {:?}", node.id(), stats);
+        }
+    }
+}
