@@ -3,7 +3,7 @@
 
 use retry_breaker::{ExecuteError, GaveUp, Rejected};
 
-use crate::support::{Fault, Lab, Script, ms, run};
+use crate::support::{Ending, Fault, Lab, Script, ms, run};
 
 const LOOPED: &str = "the retry loop did not stop: TODO(6)";
 
@@ -22,6 +22,33 @@ async fn always_fails(budget: u32, retryable: bool) -> ExecuteError<Fault> {
 #[test]
 fn e5_the_task_error_says_why_execute_gave_up() {
     run(LOOPED, async {
+        let exhausted = always_fails(3, true).await;
+        assert_eq!(
+            exhausted.attempt(),
+            Some(3),
+            "TODO(6): a budget of 3 retried to the end gives up after attempt 3 (E5)"
+        );
+        assert_eq!(
+            exhausted.reason(),
+            Some(GaveUp::NoAttemptsLeft),
+            "TODO(6): the spent budget gave up (E5)"
+        );
+        let turned_down = always_fails(3, false).await;
+        assert_eq!(
+            turned_down.attempt(),
+            Some(1),
+            "TODO(6): a predicate's refusal gives up after attempt 1 (E5)"
+        );
+        assert_eq!(
+            turned_down.reason(),
+            Some(GaveUp::NotRetryable),
+            "TODO(6): the predicate gave up, with attempts left (E5)"
+        );
+        assert_eq!(
+            always_fails(1, false).await.reason(),
+            Some(GaveUp::NoAttemptsLeft),
+            "TODO(6): the last attempt gives up for want of attempts, retryable or not (E5)"
+        );
         assert_eq!(
             always_fails(3, true).await.to_string(),
             "attempt 3 failed and execute gave up, as no attempts were left",

@@ -1,6 +1,8 @@
 //! `RetryPolicy`, the retry settings as one value: it runs every call
 //! through `execute`, so it obeys the same rules (E5, E6, E8).
 
+use std::collections::VecDeque;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use retry_breaker::{RetryPolicy, State};
@@ -10,33 +12,43 @@ use crate::support::{Ending, Fault, Lab, Script, ms, run};
 const LOOPED: &str = "a call through a policy did not end: TODO(6)";
 
 /// Four attempts of exponential backoff from 100 ms, no jitter, retrying
-/// only timeouts; an `Unavailable` asks for a wait of 3 s.
+/// only timeouts and 503s.
 fn hinted() -> RetryPolicy<Fault> {
     RetryPolicy::exponential(ms(100), Duration::from_secs(10))
         .attempts(4)
         .without_jitter()
         .retry_if(|fault| matches!(fault, Fault::Timeout | Fault::Unavailable))
-        .retry_after(|fault| (*fault == Fault::Unavailable).then(|| Duration::from_secs(3)))
 }
 
 #[test]
-fn e5_a_policy_waits_the_longer_of_its_backoff_and_the_wait_an_error_asks_for() {
+fn e5_a_policy_waits_out_a_retry_after_longer_than_its_backoff_and_not_a_shorter_one() {
     run(LOOPED, async {
         let lab = Lab::new(10, Duration::from_secs(30));
-        let script = Script::new([Err(Fault::Unavailable), Err(Fault::Timeout), Ok(9)]);
-        let result = hinted()
-            .run(&lab.breaker, &lab.sleeper, script.task())
-            .await;
+        let script = Script::new([
+            Err(Fault::Timeout),
+            Err(Fault::Timeout),
+            Err(Fault::Timeout),
+            Ok(9),
+        ]);
+        // The waits the three failures ask for, in order.
+        let asked = Mutex::new(VecDeque::from([
+            Some(Duration::from_secs(3)),
+            Some(ms(1)),
+            None,
+        ]));
+        let policy = hinted().retry_after(move |_| asked.lock().unwrap().pop_front().flatten());
+        let result = policy.run(&lab.breaker, &lab.sleeper, script.task()).await;
         assert_eq!(
             result.ok(),
             Some(9),
-            "TODO(6): the third attempt succeeds (E5)"
+            "TODO(6): the fourth attempt succeeds (E5)"
         );
         assert_eq!(
             lab.sleeper.delays(),
-            [Duration::from_secs(3), ms(200)],
-            "TODO(6): 3 s after the failure that asked for 3 s (more than its 100 ms), then the \
-             200 ms backoff after one that asked for nothing (E5)"
+            [Duration::from_secs(3), ms(200), ms(400)],
+            "TODO(6): 3 s where the failure asked for more than the 100 ms backoff, the 200 ms \
+             backoff where it asked for less, and the 400 ms backoff where it asked for nothing \
+             (E5)"
         );
     });
 }

@@ -270,6 +270,13 @@ fn e9_under_paused_tokio_time_the_tokio_sleeper_moves_the_tokio_clock() {
     run_paused(LOOPED, async {
         let breaker = breaker(TokioClock::new());
         breaker.try_acquire().expect("closed").failure();
+        assert_eq!(
+            breaker.state(),
+            State::Open {
+                remaining: Duration::from_secs(10)
+            },
+            "E9: one failure opens the circuit for its 10 s cooldown"
+        );
         TokioSleeper.sleep(Duration::from_secs(11)).await;
         assert_eq!(
             breaker.state(),
@@ -277,6 +284,22 @@ fn e9_under_paused_tokio_time_the_tokio_sleeper_moves_the_tokio_clock() {
                 remaining: Duration::ZERO
             },
             "E9: an 11 s sleep on paused tokio time ends a 10 s cooldown on the tokio clock"
+        );
+        let probe = breaker
+            .try_acquire()
+            .expect("E9: the cooldown is over on the tokio clock, so this is the probe");
+        assert_eq!(
+            breaker.state(),
+            State::HalfOpen {
+                probe_in_flight: true
+            },
+            "E9: the probe is out"
+        );
+        probe.success();
+        assert_eq!(
+            breaker.state(),
+            State::Closed { failures: 0 },
+            "E9: the good probe closes the circuit"
         );
     });
 }
