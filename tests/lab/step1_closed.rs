@@ -4,10 +4,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use retry_breaker::{ConfigError, ManualClock, Phase, Recorded, RetryBreaker, State};
+use retry_breaker::{ConfigError, ManualClock, Phase, RetryBreaker, State};
 
-use crate::support::breaker_core::assert_state;
-use crate::support::breaker_core::{CLOCK_PANIC, Core, spawned};
+use crate::support::breaker_core::{CLOCK_PANIC, Core, assert_counted, assert_state, spawned};
 use crate::support::{Lab, guard, ms};
 
 #[test]
@@ -91,7 +90,7 @@ fn b2_failures_below_the_threshold_are_counted_and_keep_the_circuit_closed() {
             .breaker
             .try_acquire()
             .expect("CLOSED admits every attempt");
-        assert_eq!(permit.failure(), Recorded::Counted, "B9");
+        assert_counted!(permit.failure(), "B9");
         assert_state!(
             lab.breaker,
             State::Closed { failures: expected },
@@ -143,11 +142,7 @@ fn b2_a_success_resets_the_consecutive_failure_count() {
     let lab = Lab::new(3, ms(10));
     lab.breaker.try_acquire().unwrap().failure();
     lab.breaker.try_acquire().unwrap().failure();
-    assert_eq!(
-        lab.breaker.try_acquire().unwrap().success(),
-        Recorded::Counted,
-        "B9"
-    );
+    assert_counted!(lab.breaker.try_acquire().unwrap().success(), "B9");
     assert_state!(
         lab.breaker,
         State::Closed { failures: 0 },
@@ -252,16 +247,14 @@ fn b9_every_report_in_a_closed_circuit_counts_up_to_and_including_the_one_that_o
         for failures in 1..=threshold {
             // A success in between, when there is room for one, resets.
             if failures == 1 && threshold > 1 {
-                assert_eq!(
+                assert_counted!(
                     lab.breaker.try_acquire().unwrap().success(),
-                    Recorded::Counted,
                     "TODO(1): a success of the current generation counts (B9)"
                 );
             }
             let recorded = lab.breaker.try_acquire().unwrap().failure();
-            assert_eq!(
+            assert_counted!(
                 recorded,
-                Recorded::Counted,
                 "TODO(1): threshold {threshold}, failure {failures}: a current outcome counts (B9), \
                  the one that opens the circuit included"
             );
@@ -377,9 +370,8 @@ fn b12_an_owned_permit_reports_from_a_spawned_task_like_a_borrowed_one() {
     let admitted_in = permit.generation();
     let recorded = spawned(async move { permit.failure() })
         .expect("TODO(1): the spawned task reports its failure (B2)");
-    assert_eq!(
+    assert_counted!(
         recorded,
-        Recorded::Counted,
         "TODO(1): B9, B12, an owned permit's failure is counted as a borrowed one's"
     );
     assert_state!(

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use retry_breaker::{Phase, Recorded, Rejected, State};
 
-use crate::support::breaker_core::{CLOCK_PANIC, Core, TestClock};
-use crate::support::breaker_core::{PROBING, assert_state};
+use crate::support::breaker_core::{
+    CLOCK_PANIC, Core, PROBING, TestClock, assert_counted, assert_state,
+};
 use crate::support::{Lab, ms};
 
 const NOT_YET: &str =
@@ -259,9 +260,8 @@ fn b9_a_probe_report_counts_whichever_way_it_goes() {
         } else {
             probe.failure()
         };
-        assert_eq!(
+        assert_counted!(
             recorded,
-            Recorded::Counted,
             "TODO(2): the probe's {} is current and decides (B5, B9)",
             if success { "success" } else { "failure" }
         );

@@ -3,8 +3,7 @@
 
 use retry_breaker::{ManualClock, Permit, Recorded, State};
 
-use crate::support::breaker_core::Core;
-use crate::support::breaker_core::{PROBING, assert_state};
+use crate::support::breaker_core::{Core, PROBING, assert_counted, assert_stale, assert_state};
 use crate::support::{Lab, ms};
 
 /// Opens a threshold-2 circuit at t = 0 while `early` (admitted CLOSED) is
@@ -21,9 +20,8 @@ fn b6_a_stale_success_does_not_close_a_half_open_circuit() {
     let lab = Lab::new(2, ms(10));
     let early = open_behind(&lab);
     let probe = lab.probe();
-    assert_eq!(
+    assert_stale!(
         early.success(),
-        Recorded::Stale,
         "TODO(3): an outcome from an older generation must be reported as stale (B6, B9)"
     );
     assert_state!(
@@ -39,9 +37,8 @@ fn b6_a_stale_failure_does_not_reopen_a_half_open_circuit() {
     let lab = Lab::new(2, ms(10));
     let early = open_behind(&lab);
     let probe = lab.probe();
-    assert_eq!(
+    assert_stale!(
         early.failure(),
-        Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_state!(
@@ -62,9 +59,8 @@ fn b6_a_stale_failure_does_not_count_against_a_reclosed_circuit() {
     let lab = Lab::new(2, ms(10));
     let early = open_behind(&lab);
     lab.probe().success();
-    assert_eq!(
+    assert_stale!(
         early.failure(),
-        Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_state!(
@@ -82,9 +78,8 @@ fn b6_a_stale_success_does_not_reset_the_count_of_a_reclosed_circuit() {
     lab.advance(ms(10));
     lab.probe().success();
     lab.breaker.try_acquire().unwrap().failure();
-    assert_eq!(
+    assert_stale!(
         early.success(),
-        Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_state!(
@@ -104,14 +99,12 @@ fn b6_a_stale_outcome_while_open_changes_nothing() {
     let late = lab.breaker.try_acquire().unwrap();
     lab.trip();
     let generation = lab.breaker.generation();
-    assert_eq!(
+    assert_stale!(
         early.success(),
-        Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
-    assert_eq!(
+    assert_stale!(
         late.failure(),
-        Recorded::Stale,
         "TODO(3): stale outcomes change nothing (B6)"
     );
     assert_state!(
@@ -144,20 +137,17 @@ fn b6_outcomes_stay_current_until_a_transition_happens() {
         second.generation(),
         "TODO(3): expected `first.generation()` to equal `second.generation()`"
     );
-    assert_eq!(
+    assert_counted!(
         first.failure(),
-        Recorded::Counted,
         "TODO(3): expected `first.failure()` to equal `Recorded::Counted`"
     );
     // This success resets a count of 1: a change of count, not of state.
-    assert_eq!(
+    assert_counted!(
         second.success(),
-        Recorded::Counted,
         "TODO(3): expected `second.success()` to equal `Recorded::Counted`"
     );
-    assert_eq!(
+    assert_counted!(
         third.failure(),
-        Recorded::Counted,
         "no transition happened, so nothing is stale"
     );
     assert_state!(
@@ -243,9 +233,8 @@ fn b9_a_stale_report_says_so_and_changes_nothing_in_every_state() {
                     permit.failure()
                 };
                 let verdict = if success { "success" } else { "failure" };
-                assert_eq!(
+                assert_stale!(
                     recorded,
-                    Recorded::Stale,
                     "TODO(3): at {stop:?} (generation {}), a {verdict} from generation {} is stale \
                      and must say so (B6, B9)",
                     before.1.get(),
@@ -276,9 +265,8 @@ fn b6_a_stale_success_during_the_probe_leaves_the_probe_to_decide() {
         let lab = Lab::new(2, ms(10));
         let early = open_behind(&lab);
         let probe = lab.probe();
-        assert_eq!(
+        assert_stale!(
             early.success(),
-            Recorded::Stale,
             "TODO(3): the success from before the circuit opened is stale (B6)"
         );
         assert!(
@@ -286,9 +274,8 @@ fn b6_a_stale_success_during_the_probe_leaves_the_probe_to_decide() {
             "TODO(3): after a stale success the probe is still the only attempt let through (B5, B6)"
         );
         if probe_succeeds {
-            assert_eq!(
+            assert_counted!(
                 probe.success(),
-                Recorded::Counted,
                 "TODO(3): expected `probe.success()` to equal `Recorded::Counted`"
             );
             assert_state!(
@@ -297,9 +284,8 @@ fn b6_a_stale_success_during_the_probe_leaves_the_probe_to_decide() {
                 "TODO(3): the breaker must now be `State::Closed {{failures: 0}}`"
             );
         } else {
-            assert_eq!(
+            assert_counted!(
                 probe.failure(),
-                Recorded::Counted,
                 "TODO(3): the probe is current and its failure counts (B9)"
             );
             assert_state!(
@@ -320,9 +306,8 @@ fn b6_b12_an_owned_permit_of_an_older_generation_reports_stale_and_needs_no_cloc
     core.advance(ms(10));
     let probe = core.probe();
     let in_flight = PROBING;
-    assert_eq!(
+    assert_stale!(
         early.failure(),
-        Recorded::Stale,
         "TODO(3): B6, B9, B12, an owned permit from before the circuit opened reports stale"
     );
     assert_state!(

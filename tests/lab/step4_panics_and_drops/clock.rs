@@ -4,8 +4,7 @@
 
 use retry_breaker::{Generation, State};
 
-use crate::support::breaker_core::{CLOCK_PANIC, Core, TASK_PANIC};
-use crate::support::breaker_core::{WAITING, assert_state};
+use crate::support::breaker_core::{CLOCK_PANIC, Core, TASK_PANIC, WAITING, assert_state};
 use crate::support::{isolate, ms};
 
 const CLOCK_TODO: &str = "TODO(4): a probe whose report the clock's panic interrupted must hand \

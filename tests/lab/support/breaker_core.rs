@@ -179,3 +179,26 @@ macro_rules! assert_state {
     };
 }
 pub(crate) use assert_state;
+
+/// `assert_eq!(reported, Recorded::Stale, why...)`: the report was ignored
+/// as stale (B6, B9).
+macro_rules! assert_stale {
+    ($reported:expr $(,)?) => {
+        assert_eq!($reported, retry_breaker::Recorded::Stale)
+    };
+    ($reported:expr, $($why:tt)+) => {
+        assert_eq!($reported, retry_breaker::Recorded::Stale, $($why)+)
+    };
+}
+pub(crate) use assert_stale;
+
+/// `assert_eq!(reported, Recorded::Counted, why...)`: the report counted (B9).
+macro_rules! assert_counted {
+    ($reported:expr $(,)?) => {
+        assert_eq!($reported, retry_breaker::Recorded::Counted)
+    };
+    ($reported:expr, $($why:tt)+) => {
+        assert_eq!($reported, retry_breaker::Recorded::Counted, $($why)+)
+    };
+}
+pub(crate) use assert_counted;
