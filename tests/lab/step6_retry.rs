@@ -47,7 +47,7 @@ fn e1_an_attempt_budget_of_zero_is_an_error_and_never_calls_the_task() {
 }
 
 #[test]
-fn e5_a_first_time_success_returns_the_value_without_sleeping() {
+fn e5_e6_a_first_time_success_returns_the_value_without_sleeping() {
     run(LOOPED, async {
         let lab = Lab::new(1, ms(10));
         let script = Script::new([Ok(7)]);
