@@ -1,0 +1,262 @@
+//! The fleet over a real `redis-server`, started on a free loopback port in
+//! a folder of its own and stopped after each test. Waiting is bounded
+//! polling: a test never depends on how fast the server or the machine is,
+//! only on its answering within a generous overall bound.
+
+#![cfg(feature = "redis")]
+
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use retry_breaker_fleet::{
+    FleetNode, FleetSettings, FleetStore, Lease, LinkStatus, NodeId, RedisStore, Refused, Stamp,
+};
+use retry_breaker_solution::{RetryBreaker, SystemClock};
+
+const BOUND: Duration = Duration::from_millis(200);
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A `redis-server` of the test's own, killed when dropped.
+struct Server {
+    port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let dir = std::env::temp_dir().join(format!("fleet-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder for redis-server");
+        let mut server = Server {
+            port,
+            dir,
+            child: None,
+        };
+        server.restart();
+        server
+    }
+
+    /// Starts (again) on the same port, with nothing kept from before.
+    fn restart(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|error| {
+                panic!(
+                    "these tests need redis-server ({error}); install it with \
+                     `sudo apt-get install redis-server`"
+                )
+            });
+        self.child = Some(child);
+        let address = format!("127.0.0.1:{}", self.port);
+        eventually("redis-server to accept connections", || {
+            TcpStream::connect(&address).is_ok()
+        });
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Polls `done` until it holds, failing the test after `PATIENCE`.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < PATIENCE, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+struct Member {
+    node: FleetNode<SystemClock>,
+    store: RedisStore,
+}
+
+fn member(server: &Server, id: u32, cooldown: Duration, probe_deadline: Duration) -> Member {
+    let breaker = RetryBreaker::new(2, cooldown, SystemClock::new()).unwrap();
+    let settings = FleetSettings::new(probe_deadline).unwrap();
+    Member {
+        node: FleetNode::new(NodeId(id), "db", breaker, settings).unwrap(),
+        store: RedisStore::connect(&server.url(), "db", BOUND).unwrap(),
+    }
+}
+
+fn linked(members: &[Member]) {
+    eventually("every node to link up", || {
+        members
+            .iter()
+            .all(|m| m.node.sync(&m.store) == LinkStatus::Up)
+    });
+}
+
+fn trip(member: &Member) {
+    for _ in 0..2 {
+        member.node.try_acquire().unwrap().failure();
+    }
+    assert!(member.node.try_acquire().is_err());
+}
+
+#[test]
+fn a_trip_on_one_node_opens_the_others_over_redis() {
+    let server = Server::start();
+    let members: Vec<Member> = (0..3)
+        .map(|id| member(&server, id, Duration::from_secs(60), Duration::from_secs(5)))
+        .collect();
+    linked(&members);
+    trip(&members[0]);
+    eventually("nodes 1 and 2 to hear of node 0's trip", || {
+        members.iter().for_each(|m| {
+            m.node.sync(&m.store);
+        });
+        members[1..].iter().all(|m| {
+            matches!(
+                m.node.try_acquire(),
+                Err(Refused::FleetOpen {
+                    tripped_by: NodeId(0),
+                    ..
+                })
+            )
+        })
+    });
+    // A node that joins now reads the state, since it missed the message.
+    let late = member(&server, 9, Duration::from_secs(60), Duration::from_secs(5));
+    linked(std::slice::from_ref(&late));
+    assert!(matches!(
+        late.node.try_acquire(),
+        Err(Refused::FleetOpen { .. })
+    ));
+}
+
+#[test]
+fn the_lease_is_granted_once_and_released_only_by_its_owner() {
+    let server = Server::start();
+    let store = RedisStore::connect(&server.url(), "db", BOUND).unwrap();
+    let ttl = Duration::from_secs(30);
+    let a = Lease::new("db", NodeId(1), Stamp::default(), 1, ttl, Duration::ZERO).unwrap();
+    let b = Lease::new("db", NodeId(2), Stamp::default(), 1, ttl, Duration::ZERO).unwrap();
+    eventually("the first lease request to reach redis", || {
+        store.acquire_lease(NodeId(1), &a).is_ok()
+    });
+    // Whether the first request was the one answered, the lease is a's.
+    assert!(!store.acquire_lease(NodeId(2), &b).unwrap());
+    assert!(!store.release_lease(NodeId(2), &b).unwrap());
+    assert!(store.release_lease(NodeId(1), &a).unwrap());
+    assert!(store.acquire_lease(NodeId(2), &b).unwrap());
+}
+
+#[test]
+fn a_node_killed_mid_probe_frees_the_fleet_when_its_lease_expires() {
+    let server = Server::start();
+    let cooldown = Duration::from_millis(300);
+    let deadline = Duration::from_millis(500);
+    let members: Vec<Member> = (0..2)
+        .map(|id| member(&server, id, cooldown, deadline))
+        .collect();
+    linked(&members);
+    trip(&members[0]);
+    // Whoever gets the lease first probes, and dies mid-probe.
+    let mut dead = None;
+    eventually("one node to hold the lease", || {
+        for (index, m) in members.iter().enumerate() {
+            m.node.sync(&m.store);
+            if m.node.holds_lease() {
+                dead = Some(index);
+                return true;
+            }
+        }
+        false
+    });
+    let dead = dead.unwrap();
+    let probe = members[dead].node.try_acquire().unwrap();
+    assert!(probe.is_fleet_probe());
+    std::mem::forget(probe);
+    let mut members = members;
+    let dead_member = members.remove(dead);
+    drop(dead_member.store);
+    let survivor = &members[0];
+    eventually("the survivor to take the expired lease and probe", || {
+        survivor.node.sync(&survivor.store);
+        survivor.node.holds_lease()
+            && survivor.node.try_acquire().is_ok_and(|probe| {
+                probe.is_fleet_probe() && probe.success() != retry_breaker_solution::Recorded::Stale
+            })
+    });
+    survivor.node.sync(&survivor.store);
+    assert!(survivor.node.try_acquire().is_ok(), "the fleet closed");
+}
+
+#[test]
+fn redis_killed_and_restarted_mid_incident_fails_no_call() {
+    let mut server = Server::start();
+    let members: Vec<Member> = (0..3)
+        .map(|id| member(&server, id, Duration::from_secs(60), Duration::from_secs(5)))
+        .collect();
+    linked(&members);
+    server.kill();
+    // Every node keeps serving on its own: no call fails because of Redis.
+    for m in &members[1..] {
+        m.node.sync(&m.store);
+        for _ in 0..10 {
+            m.node
+                .try_acquire()
+                .expect("served by the local breaker")
+                .success();
+        }
+    }
+    eventually("every node to say it is degraded", || {
+        members
+            .iter()
+            .all(|m| m.node.sync(&m.store) != LinkStatus::Up)
+    });
+    // The incident goes on: node 0 trips alone, its trip kept for later.
+    trip(&members[0]);
+    for m in &members[1..] {
+        m.node
+            .try_acquire()
+            .expect("the others still serve")
+            .success();
+    }
+    server.restart();
+    linked(&members);
+    eventually(
+        "node 0's trip to reach the others after the restart",
+        || {
+            members.iter().for_each(|m| {
+                m.node.sync(&m.store);
+            });
+            members[1..]
+                .iter()
+                .all(|m| matches!(m.node.try_acquire(), Err(Refused::FleetOpen { .. })))
+        },
+    );
+    assert!(
+        members.iter().all(|m| m.node.stats().joins >= 2),
+        "each read the state again"
+    );
+}
