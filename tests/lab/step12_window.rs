@@ -208,6 +208,10 @@ fn late_report(report: fn(Permit<'_, ManualClock>) -> Recorded) -> (Lab, Recorde
     (lab, recorded)
 }
 
+/// The second verdict in a window of (4, 2, 0.5) after one of each.
+const SECOND_VERDICT: &str = "TODO(12): the second verdict brings the window to its minimum \
+     of 2, with a share of failures of 0.5: open (W1)";
+
 const TOO_LATE: &str =
     "B6: an attempt admitted before the circuit opened reports too late (TODO(3))";
 
@@ -222,6 +226,12 @@ fn w1_b6_a_stale_failure_never_enters_the_new_window() {
         "TODO(12): the window after closing holds S alone: neither a failure admitted before \
          the circuit opened nor the probe that closed it enters it (W1, B6)"
     );
+    feed(&lab, "F");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{SECOND_VERDICT}"
+    );
 }
 
 #[test]
@@ -235,6 +245,12 @@ fn w1_b6_a_stale_success_never_enters_the_new_window() {
         "TODO(12): the window after closing holds F alone, below the minimum of 2: neither a \
          success admitted before the circuit opened nor the probe that closed it enters it \
          (W1, B6)"
+    );
+    feed(&lab, "S");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{SECOND_VERDICT}"
     );
 }
 
@@ -253,7 +269,7 @@ fn w1_k1_an_ignored_verdict_never_enters_the_window() {
     assert_eq!(
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
-        "TODO(12): F S is the second verdict: the minimum of 2, with a share of 0.5 (W1)"
+        "{SECOND_VERDICT}"
     );
 }
 
@@ -270,7 +286,7 @@ fn w1_b7_a_dropped_permit_never_enters_the_window() {
     assert_eq!(
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
-        "TODO(12): F S is the second verdict: the minimum of 2, with a share of 0.5 (W1)"
+        "{SECOND_VERDICT}"
     );
 }
 
@@ -297,6 +313,12 @@ fn w1_w2_rejections_and_probes_never_enter_the_window() {
         closed(1),
         "TODO(12): the window after closing holds F alone, below the minimum of 2: \
          neither the refusals nor the probe's success entered it (W1, W2)"
+    );
+    feed(&lab, "S");
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{SECOND_VERDICT}"
     );
 }
 
