@@ -80,13 +80,43 @@ pub(crate) fn steps() -> Result<Vec<(u32, String)>, String> {
 /// rule is not over-applied, so they may pass before their step is done.
 pub(crate) fn controls() -> Result<BTreeMap<String, String>, String> {
     let mut found = BTreeMap::new();
+    let dir = root().join("tests/lab");
     for (number, name) in steps()? {
         let module = format!("step{number}_{name}");
-        let text = fs::read_to_string(root().join("tests/lab").join(format!("{module}.rs")))
-            .map_err(|e| e.to_string())?;
+        let text =
+            fs::read_to_string(dir.join(format!("{module}.rs"))).map_err(|e| e.to_string())?;
         found.extend(controls_in(&module, &text));
+        submodule_controls(&dir.join(&module), &module, &mut found)?;
     }
     Ok(found)
+}
+
+/// The controls of a step's submodules, in the files of its folder
+/// (`tests/lab/step6_retry/policy.rs` is `step6_retry::policy`), and
+/// theirs in turn.
+fn submodule_controls(
+    dir: &std::path::Path,
+    module: &str,
+    found: &mut BTreeMap<String, String>,
+) -> Result<(), String> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let Some(stem) = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .and_then(|name| name.strip_suffix(".rs"))
+        else {
+            continue;
+        };
+        let inner = format!("{module}::{stem}");
+        let text = fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        found.extend(controls_in(&inner, &text));
+        submodule_controls(&dir.join(stem), &inner, found)?;
+    }
+    Ok(())
 }
 
 /// The controls of one test module, by full test name.
@@ -118,6 +148,32 @@ pub(crate) fn controls_in(module: &str, text: &str) -> BTreeMap<String, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_controls_of_submodules_are_found_under_their_full_names() {
+        let dir = std::env::temp_dir().join(format!("xtask-controls-{}", std::process::id()));
+        fs::create_dir_all(dir.join("step6_retry/policy")).unwrap();
+        let control = "/// A control: jitter is\n/// per call.\n#[test]\nfn e8_x() {}\n\
+                       #[test]\nfn e8_y() {}\n";
+        fs::write(dir.join("step6_retry/policy.rs"), control).unwrap();
+        fs::write(dir.join("step6_retry/policy/deep.rs"), control).unwrap();
+        let mut found = BTreeMap::new();
+        submodule_controls(&dir.join("step6_retry"), "step6_retry", &mut found).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            found.into_iter().collect::<Vec<_>>(),
+            [
+                (
+                    "step6_retry::policy::deep::e8_x".into(),
+                    "jitter is per call.".into()
+                ),
+                (
+                    "step6_retry::policy::e8_x".into(),
+                    "jitter is per call.".into()
+                ),
+            ]
+        );
+    }
 
     #[test]
     fn each_step_states_the_rules_its_list_opens_in_bold() {
