@@ -32,9 +32,14 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
         // 1. `threshold` calls of one attempt fail: OPEN for the whole cooldown.
         for failed in 1..=threshold {
             let result = once(&Script::new([Err(Fault::Timeout)])).await;
-            assert!(
-                matches!(result, Err(ExecuteError::Task { attempt: 1, .. })),
-                "steps 1 and 6: call {failed} of one attempt must return its task's error {says}, got {result:?}"
+            let Err(ExecuteError::Task { attempt, .. }) = &result else {
+                panic!(
+                    "steps 1 and 6: call {failed} of one attempt must return its task's error {says}, got {result:?}"
+                );
+            };
+            assert_eq!(
+                *attempt, 1,
+                "steps 1 and 6: call {failed}'s error is its first and only attempt's {says}"
             );
         }
         assert_eq!(
@@ -50,13 +55,24 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
         lab.advance(early);
         let untouched = Script::new([]);
         let result = once(&untouched).await;
-        assert!(
-            matches!(
-                result,
-                Err(ExecuteError::Rejected { attempt: 1, rejection: Rejected::Open { remaining }, .. })
-                    if remaining == cooldown - early
-            ),
-            "steps 2 and 6: {early:?} into the cooldown a call is refused with {:?} left {says}, got {result:?}",
+        let Err(ExecuteError::Rejected {
+            attempt, rejection, ..
+        }) = &result
+        else {
+            panic!(
+                "steps 2 and 6: {early:?} into the cooldown a call is refused {says}, got {result:?}"
+            );
+        };
+        assert_eq!(
+            *attempt, 1,
+            "steps 2 and 6: the refusal ends the call at its first attempt {says}"
+        );
+        assert_eq!(
+            *rejection,
+            Rejected::Open {
+                remaining: cooldown - early
+            },
+            "steps 2 and 6: {early:?} into the cooldown a call is refused with {:?} left {says}",
             cooldown - early
         );
         assert_eq!(
@@ -166,9 +182,14 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
         //    cooldown from the failure.
         lab.advance(cooldown);
         let result = once(&Script::new([Err(Fault::Timeout)])).await;
-        assert!(
-            matches!(result, Err(ExecuteError::Task { attempt: 1, .. })),
-            "step 2: the probe at the deadline runs and returns its error {says}, got {result:?}"
+        let Err(ExecuteError::Task { attempt, .. }) = &result else {
+            panic!(
+                "step 2: the probe at the deadline runs and returns its error {says}, got {result:?}"
+            );
+        };
+        assert_eq!(
+            *attempt, 1,
+            "step 2: the probe's error is its call's first attempt's {says}"
         );
         assert_eq!(
             lab.breaker.state(),

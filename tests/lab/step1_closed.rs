@@ -286,13 +286,14 @@ fn b8_the_hook_runs_once_per_transition_after_it_is_complete_and_may_read_the_br
             );
             let first = &seen[0];
             assert_eq!(
-                (
-                    first.transition.from,
-                    first.transition.to,
-                    first.transition.at
-                ),
-                (Phase::Closed, Phase::Open, ms(3)),
-                "{HOOK}: the transition as it happened"
+                (first.transition.from, first.transition.to),
+                (Phase::Closed, Phase::Open),
+                "{HOOK}: the transition as it happened: CLOSED -> OPEN"
+            );
+            assert_eq!(
+                first.transition.at,
+                ms(3),
+                "{HOOK}: the transition as it happened: at 3 ms, when the failure was reported"
             );
             assert_eq!(
                 first.state,
