@@ -226,20 +226,18 @@ pub(crate) fn start(
 /// 1. a test is *explained*, and never chosen, when another failing test
 ///    (not a control) checks only some of its rules: that one is the more
 ///    basic check;
-/// 2. a test of a rule the step states (its section of LAB.md) comes before
-///    one that checks only rules of other steps, again, through this step's
-///    code;
-/// 3. each failure speaks for the rules its message names, or else for
+/// 2. each failure speaks for the rules its message names, or else for
 ///    those its test's name does, and tests that fail with the very same
 ///    message count once (they failed at one and the same check); a rule
 ///    weighs as many different failures as speak for it (controls left
-///    out), and a test as its heaviest rule: the heaviest first, ties going
-///    to the rule the step states first (so an untouched step starts where
-///    its list of rules does), and among other steps' rules to the one the
-///    contract lists first (B1..B12, E1..E10, then K, S, W, R, M);
-/// 4. then a test whose own failure speaks for that rule, then the test
+///    out), and a test as the heaviest rule its name names: the heaviest
+///    first, ties going to the rule the step states first (its section of
+///    LAB.md; so an untouched step starts where its list of rules does),
+///    then to the rule the contract lists first (B1..B12, E1..E10, then K,
+///    S, W, R, M);
+/// 3. then a test whose own failure speaks for that rule, then the test
 ///    that checks fewer rules, then the first by name;
-/// 5. a control comes after the other tests (it checks that a rule is not
+/// 4. a control comes after the other tests (it checks that a rule is not
 ///    applied too widely, which says little while the rule itself fails),
 ///    and a test whose name names no rule (the worked example) after all.
 pub(crate) fn first_failure<'a>(
@@ -280,7 +278,6 @@ pub(crate) fn first_failure<'a>(
     // A rule the step states ranks by its place in the step's list, any
     // other rule after those, in the contract's order.
     let rank = |rule: &Rule| stated.iter().position(|r| r == rule).unwrap_or(usize::MAX);
-    let is_stated = |rule: &Rule| stated.contains(rule);
     let mut failures: BTreeMap<Rule, BTreeSet<&str>> = BTreeMap::new();
     for failure in failing.iter().filter(|failure| counted(failure.test)) {
         for rule in &failure.about {
@@ -304,18 +301,15 @@ pub(crate) fn first_failure<'a>(
         .iter()
         .filter(|failure| !explained(failure))
         .min_by_key(|failure| {
-            let of_step = failure.checks.iter().any(is_stated);
             let heaviest = failure
                 .checks
                 .iter()
-                .filter(|rule| !of_step || is_stated(rule))
                 .map(|rule| (Reverse(weight(rule)), rank(rule), *rule))
                 .min();
             let speaks = heaviest.is_some_and(|(_, _, rule)| failure.about.contains(&rule));
             (
                 heaviest.is_none(),
                 !counted(failure.test),
-                !of_step,
                 heaviest,
                 !speaks,
                 failure.checks.len(),
@@ -570,20 +564,28 @@ mod tests {
     }
 
     #[test]
-    fn a_rule_the_step_states_comes_before_an_earlier_steps_rule_checked_again() {
-        // Two tests of B7 that run through the retry loop fail, and one of
-        // the loop's own E5: step 6 states E5, not B7.
+    fn a_rule_the_failures_speak_for_comes_first_even_if_another_step_states_it() {
+        // A probe after a dropped one, not marked out (B5, stated in step 2):
+        // both failures of step 4 say B5, none says B7 or B12.
         let results = run(
             &[
-                "step6_retry::b7_a_probe_that_never_finishes_holds_half_open",
-                "step6_retry::b7_a_panicking_probe_does_not_wedge_the_breaker",
-                "step6_retry::e5_a_failure_that_ends_the_call_is_returned",
+                "step4_p::b5_b7_a_probe_admitted_after_a_dropped_one=B5: the probe is in flight",
+                "step4_p::b7_b12_an_owned_permit_dropped=B5, B12: one owned probe at a time",
             ],
-            &[],
+            &["step4_p::b7_a_dropped_probe_gives_its_slot_back"],
         );
+        let syllabus = Syllabus {
+            stated: BTreeMap::from([(
+                4,
+                ["B7", "B11", "B12"]
+                    .map(|id| Rule::parse(id).unwrap())
+                    .into(),
+            )]),
+            ..Syllabus::default()
+        };
         assert_eq!(
-            first(&results, 6, &[]).as_deref(),
-            Some("step6_retry::e5_a_failure_that_ends_the_call_is_returned")
+            first_failure(&results, 4, &syllabus).map(String::as_str),
+            Some("step4_p::b5_b7_a_probe_admitted_after_a_dropped_one")
         );
     }
 
