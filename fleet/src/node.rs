@@ -468,11 +468,15 @@ impl<C: Clock> FleetNode<C> {
             let Some(outgoing) = self.fleet().outbox.pop_front() else {
                 break;
             };
+            let now = self.breaker.clock().now();
             let sent = match &outgoing {
+                // A trip kept while the store was away whose cooldown is
+                // over by now opens nothing: sent, it would only outrank
+                // news decided since.
+                Outgoing::Publish(_, Some(until)) if *until <= now => Ok(()),
                 Outgoing::Publish(message, until) => {
                     let mut message = message.clone();
                     if let Some(until) = until {
-                        let now = self.breaker.clock().now();
                         message.event = Event::Trip {
                             cooldown_left: until.saturating_sub(now),
                         };
@@ -584,7 +588,15 @@ impl<C: Clock> FleetNode<C> {
                     event,
                 };
                 fleet.send(message, now, quorum);
-                fleet.outbox.push_back(Outgoing::Release(lease));
+                // After a failed probe the lease stays in the store until it
+                // expires: a node that has not heard of the new trip yet is
+                // refused the lease and reads the state instead, so the
+                // dead dependency gets no second probe this cooldown. After
+                // a good one it goes back at once, so that a trip that
+                // outranks this close is probed again without waiting.
+                if !failed {
+                    fleet.outbox.push_back(Outgoing::Release(lease));
+                }
                 if let Some(generation) = tripped {
                     fleet.published_generation = generation;
                 }
