@@ -116,6 +116,19 @@ bench filter="":
 test-bench:
     cargo test -p retry-breaker-bench
 
+# One breaker across a fleet: 100 in-process nodes at threshold 5, local-only against fleet, and the store down mid-incident; `just fleet --redis` adds a run over a real redis-server (cargo: `cargo run --release -p retry-breaker-fleet --bin fleet`).
+fleet *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    # Only a run over real Redis compiles the Redis client.
+    features=()
+    [[ " {{args}} " == *" --redis "* ]] && features=(--features redis)
+    cargo run --quiet --release -p retry-breaker-fleet "${features[@]}" --bin fleet -- {{args}}
+
+# The fleet crate's tests, the real-Redis ones included: they need redis-server (`sudo apt-get install redis-server`) and fail without it (cargo: `cargo test -p retry-breaker-fleet --all-features`).
+test-fleet:
+    cargo test -p retry-breaker-fleet --all-features
+
 # Instructors: check the suite catches each typical mistake in mistakes/ (cargo: `cargo xtask check-mistakes`).
 check-mistakes only="":
     cargo xtask check-mistakes {{only}}
@@ -194,4 +207,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme lint loom mutants
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme test-fleet lint loom mutants
