@@ -11,6 +11,7 @@ use std::time::Duration;
 use retry_breaker::{ConfigError, ManualClock, Phase, Recorded, RetryBreaker, State};
 
 use crate::step1_seeded::Draw;
+use crate::support::breaker_core::{assert_counted, assert_state};
 use crate::support::{Hooked, Lab, guard, ms, panic_message};
 
 #[test]
@@ -21,16 +22,16 @@ fn b2_a_threshold_of_five_opens_on_the_fifth_consecutive_failure() {
             .breaker
             .try_acquire()
             .expect("CLOSED admits every attempt");
-        assert_eq!(permit.failure(), Recorded::Counted);
-        assert_eq!(
-            lab.breaker.state(),
+        assert_counted!(permit.failure());
+        assert_state!(
+            lab.breaker,
             State::Closed { failures },
             "TODO(1): below the threshold, count the failure and stay CLOSED (B2)"
         );
     }
     lab.breaker.try_acquire().expect("still CLOSED").failure();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open { remaining: ms(30) },
         "TODO(1): the fifth failure reaches the threshold and opens for the whole cooldown (B2)"
     );
@@ -50,8 +51,8 @@ fn b2_a_success_in_between_starts_the_count_again() {
             permit.failure();
         }
     }
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 2 },
         "TODO(1): a success resets the count, so two failures after it leave the circuit CLOSED (B2)"
     );
@@ -90,8 +91,8 @@ fn b1_a_deadline_that_overflows_at_a_drawn_clock_reading_keeps_the_circuit_open(
     let lab = Lab::new(threshold, fits);
     lab.advance(now);
     lab.trip();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open { remaining: fits },
         "TODO(1): threshold {threshold}, opened at t = {now:?} with a cooldown of MAX - {now:?}: \
          the deadline is exactly Duration::MAX, which a Duration holds (B1, B2)"
@@ -105,8 +106,8 @@ fn b1_a_deadline_that_overflows_at_a_drawn_clock_reading_keeps_the_circuit_open(
         "TODO(1): threshold {threshold}, opened at t = {now:?} with a cooldown {beyond:?} longer \
          than MAX - {now:?}: now + cooldown overflows, and that must not panic (B1)"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: Duration::MAX
         },
@@ -133,8 +134,8 @@ fn b2_the_circuit_opens_exactly_at_a_drawn_threshold_and_for_a_drawn_cooldown() 
             Ok(Recorded::Counted),
             "TODO(1): {case}: CLOSED admits every attempt, and failure {failures} counts (B2, B9)"
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Closed { failures },
             "TODO(1): {case}: after {failures} consecutive failure(s), below the threshold, the \
              circuit stays CLOSED and shows the count (B2)"
@@ -157,8 +158,8 @@ fn b2_the_circuit_opens_exactly_at_a_drawn_threshold_and_for_a_drawn_cooldown() 
         Ok(Recorded::Counted),
         "TODO(1): {case}: the failure that reaches the threshold counts (B9)"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: cooldown
         },
@@ -216,12 +217,7 @@ fn b2_a_drawn_order_of_successes_and_failures_opens_only_on_a_consecutive_run() 
         } else {
             permit.failure()
         };
-        assert_eq!(
-            recorded,
-            Recorded::Counted,
-            "TODO(1): {case}: report {} counts (B9)",
-            i + 1
-        );
+        assert_counted!(recorded, "TODO(1): {case}: report {} counts (B9)", i + 1);
         run = if success { 0 } else { run + 1 };
         let expected = if run == threshold {
             State::Open {
@@ -230,8 +226,8 @@ fn b2_a_drawn_order_of_successes_and_failures_opens_only_on_a_consecutive_run() 
         } else {
             State::Closed { failures: run }
         };
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             expected,
             "TODO(1): {case}: after report {} ({}), the consecutive-failure count is {run}: a \
              success resets it to 0, a failure adds one, the threshold opens (B2)",
@@ -273,8 +269,8 @@ fn b2_the_cooldown_runs_from_the_report_of_the_failure_that_reaches_a_drawn_thre
         "threshold {threshold}, cooldown {cooldown:?}, every attempt admitted first, the last \
          failure reported at t = {reported:?}"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: cooldown
         },
@@ -288,8 +284,8 @@ fn b2_the_cooldown_runs_from_the_report_of_the_failure_that_reaches_a_drawn_thre
     );
     let later = draw.duration(Duration::ZERO, cooldown - Duration::from_nanos(1));
     lab.advance(later);
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: cooldown - later
         },
@@ -327,14 +323,13 @@ fn b9_reports_of_attempts_admitted_together_all_count_in_a_closed_circuit() {
         run = if success { 0 } else { run + 1 };
         let case =
             format!("threshold {threshold}, {held} attempts admitted at once, reported {shown}");
-        assert_eq!(
+        assert_counted!(
             recorded,
-            Recorded::Counted,
             "TODO(1): {case}: report {} is of the current generation, so it counts (B9)",
             i + 1
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Closed { failures: run },
             "TODO(1): {case}: the count after it is {run} (B2)"
         );
@@ -411,8 +406,8 @@ fn b11_a_hook_that_panics_on_the_drawn_opening_leaves_the_failure_counted() {
         "the hook exploded",
         "TODO(1): {case}: the hook's own panic reaches the reporter unchanged (B11)"
     );
-    assert_eq!(
-        hooked.breaker.state(),
+    assert_state!(
+        hooked.breaker,
         State::Open {
             remaining: cooldown
         },

@@ -7,9 +7,10 @@
 
 use std::time::Duration;
 
-use retry_breaker::{Clock, Phase, Recorded, Rejected, State};
+use retry_breaker::{Clock, Phase, Rejected, State};
 
 use crate::step1_seeded::Draw;
+use crate::support::breaker_core::{PROBING, assert_counted, assert_state};
 use crate::support::{Lab, ms};
 
 const NS: Duration = Duration::from_nanos(1);
@@ -29,11 +30,9 @@ fn b4_the_probe_is_admitted_exactly_at_the_deadline_whatever_the_cooldown() {
         let probe = lab.breaker.try_acquire().expect(
             "TODO(2): the first attempt at or after the deadline must be admitted as the probe (B4)",
         );
-        assert_eq!(
-            lab.breaker.state(),
-            State::HalfOpen {
-                probe_in_flight: true
-            },
+        assert_state!(
+            lab.breaker,
+            PROBING,
             "TODO(2): the probe is in flight (B5), cooldown {cooldown} ms"
         );
         probe.success();
@@ -73,8 +72,8 @@ fn b3_every_refusal_before_a_drawn_deadline_says_exactly_how_long_is_left() {
         "TODO(2): {case}: {asks} refusals change no generation and make no transition (B3)"
     );
     let now = lab.clock.now();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: deadline - now
         },
@@ -134,8 +133,8 @@ fn b4_b10_reads_after_a_drawn_deadline_change_nothing_until_an_attempt_asks() {
     let generation = lab.breaker.generation();
     lab.advance(cooldown + late);
     for _ in 0..reads {
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Open {
                 remaining: Duration::ZERO
             },
@@ -182,11 +181,9 @@ fn b5_of_a_drawn_number_of_contenders_only_the_first_probes() {
             "TODO(2): {case}: attempt {other} is refused while the probe is out (B5)"
         );
     }
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: true
-        },
+    assert_state!(
+        lab.breaker,
+        PROBING,
         "TODO(2): {case}: refusals leave the probe in flight (B5)"
     );
     lab.advance(takes);
@@ -195,11 +192,7 @@ fn b5_of_a_drawn_number_of_contenders_only_the_first_probes() {
     } else {
         probe.failure()
     };
-    assert_eq!(
-        recorded,
-        Recorded::Counted,
-        "TODO(2): {case}: the probe's report counts (B9)"
-    );
+    assert_counted!(recorded, "TODO(2): {case}: the probe's report counts (B9)");
     let expected = if succeeds {
         State::Closed { failures: 0 }
     } else {
@@ -207,8 +200,8 @@ fn b5_of_a_drawn_number_of_contenders_only_the_first_probes() {
             remaining: cooldown,
         }
     };
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         expected,
         "TODO(2): {case}: a good probe closes with a count of 0; a failed one reopens for a whole \
          cooldown from when it failed (B5)"
@@ -237,9 +230,8 @@ fn b5_failed_probes_reopen_each_time_for_a_cooldown_from_when_they_failed() {
         let probe = lab.probe();
         lab.advance(takes);
         let failed_at = lab.clock.now();
-        assert_eq!(
+        assert_counted!(
             probe.failure(),
-            Recorded::Counted,
             "TODO(2): {history}: the probe's failure counts (B9)"
         );
         transitions += 2;
@@ -266,8 +258,8 @@ fn b5_failed_probes_reopen_each_time_for_a_cooldown_from_when_they_failed() {
     });
     probe.success();
     transitions += 2;
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(2): {history}; then a good probe closes the circuit (B5)"
     );
@@ -293,16 +285,16 @@ fn b5_a_good_probe_leaves_a_clean_count_for_a_drawn_threshold() {
             .try_acquire()
             .unwrap_or_else(|r| panic!("TODO(2): {case}: a closed circuit admits, got {r:?} (B5)"))
             .failure();
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Closed { failures },
             "TODO(2): {case}: the good probe closed the circuit with a count of 0, so {failures} \
              failure(s) after it leave it CLOSED (B5)"
         );
     }
     lab.breaker.try_acquire().expect("still CLOSED").failure();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: cooldown
         },
@@ -334,8 +326,8 @@ fn b1_with_a_zero_cooldown_every_next_attempt_is_the_probe() {
             "TODO(2): {case}: one probe at a time, even with no cooldown (B5)"
         );
         probe.failure();
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Open {
                 remaining: Duration::ZERO
             },
@@ -343,8 +335,8 @@ fn b1_with_a_zero_cooldown_every_next_attempt_is_the_probe() {
         );
     }
     lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(2): {case}: then a good probe closes (B5)"
     );

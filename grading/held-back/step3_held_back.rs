@@ -9,6 +9,7 @@ use std::time::Duration;
 use retry_breaker::{ManualClock, Permit, Recorded, Rejected, State};
 
 use crate::step1_seeded::Draw;
+use crate::support::breaker_core::{PROBING, assert_stale, assert_state};
 use crate::support::{Lab, ms};
 
 /// "S" or "F" for each outcome.
@@ -52,9 +53,7 @@ fn b6_late_outcomes_in_a_drawn_order_leave_the_probe_to_decide() {
     lab.trip();
     lab.advance(cooldown);
     let probe = lab.probe();
-    let probing = State::HalfOpen {
-        probe_in_flight: true,
-    };
+    let probing = PROBING;
     for (i, (permit, &success)) in early.into_iter().zip(&outcomes).enumerate() {
         assert_eq!(
             report(permit, success),
@@ -63,8 +62,8 @@ fn b6_late_outcomes_in_a_drawn_order_leave_the_probe_to_decide() {
              so it is stale and says so (B6, B9)",
             i + 1
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             probing,
             "TODO(3): {case}: after report {}, a stale outcome neither closes nor reopens the \
              circuit: the probe is still the one attempt out (B6)",
@@ -89,8 +88,8 @@ fn b6_late_outcomes_in_a_drawn_order_leave_the_probe_to_decide() {
             remaining: cooldown,
         }
     };
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         expected,
         "TODO(3): {case}: the probe alone decides (B5, B6)"
     );
@@ -146,8 +145,8 @@ fn b6_late_failures_mixed_with_current_ones_never_count_against_a_reclosed_circu
             i + 1,
             &shown[i..=i]
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Closed { failures: counted },
             "TODO(3): {case}: after report {}, only the {counted} current failure(s) count (B6)",
             i + 1
@@ -181,14 +180,13 @@ fn b6_a_late_success_does_not_reset_a_drawn_count() {
         lab.breaker.try_acquire().expect("CLOSED").failure();
     }
     for (i, permit) in early.into_iter().enumerate() {
-        assert_eq!(
+        assert_stale!(
             permit.success(),
-            Recorded::Stale,
             "TODO(3): {case}: late success {} is stale (B6, B9)",
             i + 1
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Closed { failures },
             "TODO(3): {case}: a stale success does not reset the count (B6)"
         );
@@ -196,8 +194,8 @@ fn b6_a_late_success_does_not_reset_a_drawn_count() {
     for _ in failures..threshold {
         lab.breaker.try_acquire().expect("CLOSED").failure();
     }
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: cooldown
         },

@@ -13,6 +13,7 @@ use std::time::Duration;
 use retry_breaker::{Clock, Phase, Rejected, State};
 
 use crate::step1_seeded::Draw;
+use crate::support::breaker_core::{PROBING, WAITING, assert_state};
 use crate::support::{Hooked, Lab, ms, panic_message};
 
 const NS: Duration = Duration::from_nanos(1);
@@ -82,8 +83,8 @@ fn b7_panics_and_reported_failures_in_a_drawn_order_open_at_the_threshold() {
         } else {
             State::Closed { failures: run }
         };
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             expected,
             "TODO(4): {case}: a permit dropped by a panic counts as a failure, exactly like a \
              reported one, so the consecutive count is {run} (B7, B2)"
@@ -122,8 +123,8 @@ fn b7_drops_record_no_verdict_and_each_dropped_probe_frees_its_slot() {
             drop(permit);
         }
     }
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures },
         "TODO(4): {case}: a permit dropped without a panic observed nothing, so it records no \
          verdict: only the {failures} failure(s) count (B7)"
@@ -145,11 +146,9 @@ fn b7_drops_record_no_verdict_and_each_dropped_probe_frees_its_slot() {
         });
         let probing = lab.breaker.generation();
         drop(probe);
-        assert_eq!(
-            lab.breaker.state(),
-            State::HalfOpen {
-                probe_in_flight: false
-            },
+        assert_state!(
+            lab.breaker,
+            WAITING,
             "TODO(4): {case}: probe {round} dropped unreported gives its slot back, with no \
              verdict (B7)"
         );
@@ -171,8 +170,8 @@ fn b7_drops_record_no_verdict_and_each_dropped_probe_frees_its_slot() {
         );
     }
     lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(4): {case}: the next probe decides (B7)"
     );
@@ -196,8 +195,8 @@ fn b7_a_panicking_probe_reopens_for_a_cooldown_from_when_it_panicked() {
         panic!("TODO(2): {case}: the first attempt after the deadline is the probe, got {r:?}")
     });
     let panicked = lab.clock.now();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Open {
             remaining: cooldown
         },
@@ -254,22 +253,15 @@ fn b7_late_permits_dropped_or_panicking_leave_the_probe_slot_to_the_probe() {
         }
         assert_eq!(
             (lab.breaker.state(), lab.breaker.generation()),
-            (
-                State::HalfOpen {
-                    probe_in_flight: true
-                },
-                generation
-            ),
+            (PROBING, generation),
             "TODO(4): {case}: a stale permit, dropped or panicking, changes nothing: only the \
              probe can give the slot back (B6, B7)"
         );
     }
     drop(probe);
-    assert_eq!(
-        lab.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: false
-        },
+    assert_state!(
+        lab.breaker,
+        WAITING,
         "TODO(4): {case}: the probe dropped unreported gives its slot back (B7)"
     );
 }
@@ -312,11 +304,9 @@ fn b11_a_hook_that_panics_when_a_drawn_probe_is_admitted_hands_the_slot_back() {
         "the hook exploded",
         "TODO(4): {case}: the hook's own panic, unchanged (B11)"
     );
-    assert_eq!(
-        hooked.breaker.state(),
-        State::HalfOpen {
-            probe_in_flight: false
-        },
+    assert_state!(
+        hooked.breaker,
+        WAITING,
         "TODO(4): {case}: the dependency was never called, so the probe slot goes back with no \
          verdict (B11)"
     );
@@ -325,8 +315,8 @@ fn b11_a_hook_that_panics_when_a_drawn_probe_is_admitted_hands_the_slot_back() {
         .try_acquire()
         .unwrap_or_else(|r| panic!("TODO(4): {case}: the next attempt may probe, got {r:?} (B11)"))
         .success();
-    assert_eq!(
-        hooked.breaker.state(),
+    assert_state!(
+        hooked.breaker,
         State::Closed { failures: 0 },
         "TODO(4): {case}: and its success closes the circuit (B5, B11)"
     );
@@ -368,8 +358,8 @@ fn child_b11_hook_panics_while_a_drawn_failure_unwinds() {
         "TODO(4): {case}: the panic that was unwinding reaches its caller unchanged, not the \
          hook's (B11)"
     );
-    assert_eq!(
-        hooked.breaker.state(),
+    assert_state!(
+        hooked.breaker,
         State::Open {
             remaining: cooldown
         },

@@ -10,6 +10,7 @@ use retry_breaker::{Clock, ExecuteError, Rejected, State};
 use tokio_util::sync::CancellationToken;
 
 use crate::step1_seeded::Draw;
+use crate::support::breaker_core::assert_state;
 use crate::support::{Fault, Lab, Script, ms, poll_once, retryable, run};
 
 #[test]
@@ -42,8 +43,8 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
                 "steps 1 and 6: call {failed}'s error is its first and only attempt's {says}"
             );
         }
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Open {
                 remaining: cooldown
             },
@@ -89,8 +90,8 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
             Some(3),
             "step 2: at the deadline the call is the probe and returns its value {says}"
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Closed { failures: 0 },
             "step 2: a successful probe closes the circuit with a count of 0 {says}"
         );
@@ -126,8 +127,8 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
             ms(slept),
             "step 6: one sleep of backoff(n) after each failed attempt n, none after the last {says}"
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Closed { failures: 0 },
             "step 1: the success at the end of the call resets the count its {} failures built {says}",
             threshold - 1
@@ -158,8 +159,8 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
         let opened = State::Open {
             remaining: cooldown,
         };
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             opened,
             "steps 1-2: {threshold} more failures open the circuit again {says}"
         );
@@ -172,8 +173,8 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
             Some(5),
             "step 3: a stale call still returns its value to its caller {says}"
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             opened,
             "step 3: a success admitted before the circuit opened is stale and changes nothing {says}"
         );
@@ -191,8 +192,8 @@ fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
             *attempt, 1,
             "step 2: the probe's error is its call's first attempt's {says}"
         );
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Open {
                 remaining: cooldown
             },

@@ -16,6 +16,7 @@ use retry_breaker::{Clock, ExecuteError, Recorded, Rejected, State};
 use tokio_util::sync::CancellationToken;
 
 use crate::step1_seeded::Draw;
+use crate::support::breaker_core::{WAITING, assert_state};
 use crate::support::{Fault, Gate, Lab, ms, poll_once, retryable};
 
 const NS: Duration = Duration::from_nanos(1);
@@ -104,8 +105,8 @@ fn b2_b6_b9_attempts_admitted_together_report_in_a_drawn_order() {
             },
             None => State::Closed { failures: run },
         };
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             state,
             "TODO(1): {story}: the consecutive count is {run} and only current reports count \
              (B2, B6)"
@@ -126,8 +127,8 @@ fn b2_b6_b9_attempts_admitted_together_report_in_a_drawn_order() {
         );
     }
     probe.success();
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: 0 },
         "TODO(2): {story} then the probe succeeds: CLOSED (B5)"
     );
@@ -194,8 +195,8 @@ fn b3_b4_b5_rounds_of_attempts_at_drawn_times_around_each_deadline() {
                 " the probe succeeds at {now:?}, {threshold} failures;"
             ));
             probe.success();
-            assert_eq!(
-                lab.breaker.state(),
+            assert_state!(
+                lab.breaker,
                 State::Closed { failures: 0 },
                 "TODO(2): {story} a good probe closes the circuit (B5)"
             );
@@ -205,8 +206,8 @@ fn b3_b4_b5_rounds_of_attempts_at_drawn_times_around_each_deadline() {
             probe.failure();
         }
         deadline = now + cooldown;
-        assert_eq!(
-            lab.breaker.state(),
+        assert_state!(
+            lab.breaker,
             State::Open {
                 remaining: cooldown
             },
@@ -304,8 +305,8 @@ fn e3_b5_calls_at_the_deadline_polled_in_a_drawn_order_send_one_probe() {
         "TODO(6): {case}: the probe's call, budget {budget}, ends as its outcome says (B5, E3, \
          E5, E10)"
     );
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         state,
         "TODO(2): {case}: the probe decided (B5)"
     );
@@ -399,8 +400,8 @@ fn b6_e5_late_calls_get_their_own_outcomes_while_the_probe_decides() {
             remaining: cooldown,
         },
     };
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         state,
         "TODO(2): {case}: the probe alone decides (B5, B6)"
     );
@@ -468,8 +469,8 @@ fn b7_calls_dropped_in_a_drawn_order_count_nothing_and_hand_back_the_probe() {
             calls[i] = None;
         }
     }
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         State::Closed { failures: failing },
         "TODO(4): {case}: a dropped call observed nothing and records no verdict; only the \
          {failing} failure(s) count (B7)"
@@ -491,11 +492,9 @@ fn b7_calls_dropped_in_a_drawn_order_count_nothing_and_hand_back_the_probe() {
              slot back (B7)"
         );
         drop(call);
-        assert_eq!(
-            lab.breaker.state(),
-            State::HalfOpen {
-                probe_in_flight: false
-            },
+        assert_state!(
+            lab.breaker,
+            WAITING,
             "TODO(4): {case}: probe call {round} dropped mid-attempt gives the slot back with no \
              verdict (B7)"
         );
@@ -513,8 +512,8 @@ fn b7_calls_dropped_in_a_drawn_order_count_nothing_and_hand_back_the_probe() {
             remaining: cooldown,
         }
     };
-    assert_eq!(
-        lab.breaker.state(),
+    assert_state!(
+        lab.breaker,
         state,
         "TODO(4): {case}: the next probe decides (B5, B7)"
     );
