@@ -1,9 +1,10 @@
 //! Fixtures shared by every step: a breaker on a manual clock, scripted
-//! tasks, one call of `execute` in a line, a timeline for snapshot traces, a watchdog, and manual polling.
+//! tasks, one call of `execute` in a line, a timeline for snapshot traces,
+//! a watchdog, and manual polling.
 
+pub mod advanced;
 pub mod breaker_core;
 pub mod call;
-pub mod advanced;
 pub mod child;
 pub mod fault;
 pub mod gate;
