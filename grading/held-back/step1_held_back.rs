@@ -11,7 +11,7 @@ use std::time::Duration;
 use retry_breaker::{ConfigError, ManualClock, Phase, Recorded, RetryBreaker, State};
 
 use crate::step1_seeded::Draw;
-use crate::support::breaker_core::{assert_counted, assert_state};
+use crate::support::breaker_core::{admitted, assert_counted, assert_state};
 use crate::support::{Hooked, Lab, guard, ms, panic_message};
 
 #[test]
@@ -301,13 +301,7 @@ fn b9_reports_of_attempts_admitted_together_all_count_in_a_closed_circuit() {
     let cooldown = draw.millis(1, 500);
     let lab = Lab::new(threshold, cooldown);
     let held = draw.count(2, 10);
-    let permits: Vec<_> = (0..held)
-        .map(|_| {
-            lab.breaker
-                .try_acquire()
-                .expect("CLOSED admits every attempt")
-        })
-        .collect();
+    let permits = admitted(&lab, held);
     // Never `threshold` failures in a row: a success after each run of
     // threshold - 1.
     let mut run = 0;

@@ -9,7 +9,9 @@ use std::time::Duration;
 use retry_breaker::{ManualClock, Permit, Recorded, Rejected, State};
 
 use crate::step1_seeded::Draw;
-use crate::support::breaker_core::{PROBING, assert_stale, assert_state};
+use crate::support::breaker_core::{
+    PROBING, admitted, assert_stale, assert_state, outlived_by_a_cooldown,
+};
 use crate::support::{Lab, ms};
 
 /// "S" or "F" for each outcome.
@@ -43,15 +45,7 @@ fn b6_late_outcomes_in_a_drawn_order_leave_the_probe_to_decide() {
         letters(&outcomes)
     );
     let lab = Lab::new(threshold, cooldown);
-    let early: Vec<_> = (0..late)
-        .map(|_| {
-            lab.breaker
-                .try_acquire()
-                .expect("CLOSED admits every attempt")
-        })
-        .collect();
-    lab.trip();
-    lab.advance(cooldown);
+    let early = outlived_by_a_cooldown(&lab, late);
     let probe = lab.probe();
     let probing = PROBING;
     for (i, (permit, &success)) in early.into_iter().zip(&outcomes).enumerate() {
@@ -113,15 +107,7 @@ fn b6_late_failures_mixed_with_current_ones_never_count_against_a_reclosed_circu
          reported in the order {shown} (L: admitted before it opened, C: admitted since)"
     );
     let lab = Lab::new(threshold, cooldown);
-    let mut early: Vec<_> = (0..late)
-        .map(|_| {
-            lab.breaker
-                .try_acquire()
-                .expect("CLOSED admits every attempt")
-        })
-        .collect();
-    lab.trip();
-    lab.advance(cooldown);
+    let mut early = outlived_by_a_cooldown(&lab, late);
     lab.probe().success();
     let mut counted = 0;
     for (i, &stale) in order.iter().enumerate() {
@@ -166,15 +152,7 @@ fn b6_a_late_success_does_not_reset_a_drawn_count() {
          closed again, then {late} success(es) of attempts admitted before it opened"
     );
     let lab = Lab::new(threshold, cooldown);
-    let early: Vec<_> = (0..late)
-        .map(|_| {
-            lab.breaker
-                .try_acquire()
-                .expect("CLOSED admits every attempt")
-        })
-        .collect();
-    lab.trip();
-    lab.advance(cooldown);
+    let early = outlived_by_a_cooldown(&lab, late);
     lab.probe().success();
     for _ in 0..failures {
         lab.breaker.try_acquire().expect("CLOSED").failure();
@@ -304,13 +282,7 @@ fn b6_attempts_admitted_together_stay_current_until_a_transition() {
     let held = draw.count(2, 12);
     let lab = Lab::new(threshold, ms(10));
     let generation = lab.breaker.generation();
-    let permits: Vec<_> = (0..held)
-        .map(|_| {
-            lab.breaker
-                .try_acquire()
-                .expect("CLOSED admits every attempt")
-        })
-        .collect();
+    let permits = admitted(&lab, held);
     let mut run = 0;
     let mut shown = String::new();
     for permit in permits {

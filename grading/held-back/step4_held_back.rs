@@ -13,7 +13,7 @@ use std::time::Duration;
 use retry_breaker::{Clock, Phase, Rejected, State};
 
 use crate::step1_seeded::Draw;
-use crate::support::breaker_core::{PROBING, WAITING, assert_state};
+use crate::support::breaker_core::{PROBING, WAITING, assert_state, outlived_by_a_cooldown};
 use crate::support::{Hooked, Lab, ms, panic_message};
 
 const NS: Duration = Duration::from_nanos(1);
@@ -230,15 +230,7 @@ fn b7_late_permits_dropped_or_panicking_leave_the_probe_slot_to_the_probe() {
          dropped"
     );
     let lab = Lab::new(threshold, cooldown);
-    let early: Vec<_> = (0..late)
-        .map(|_| {
-            lab.breaker
-                .try_acquire()
-                .expect("CLOSED admits every attempt")
-        })
-        .collect();
-    lab.trip();
-    lab.advance(cooldown);
+    let early = outlived_by_a_cooldown(&lab, late);
     let probe = lab.probe();
     let generation = lab.breaker.generation();
     for (permit, panics) in early.into_iter().zip(panics) {

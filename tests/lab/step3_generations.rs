@@ -3,16 +3,15 @@
 
 use retry_breaker::{ManualClock, Permit, Recorded, State};
 
-use crate::support::breaker_core::{Core, PROBING, assert_counted, assert_stale, assert_state};
+use crate::support::breaker_core::{
+    Core, PROBING, assert_counted, assert_stale, assert_state, outlived_by_a_cooldown,
+};
 use crate::support::{Lab, ms};
 
 /// Opens a threshold-2 circuit at t = 0 while `early` (admitted CLOSED) is
 /// still out, then advances to the end of the cooldown.
 fn open_behind<'a>(lab: &'a Lab) -> Permit<'a, ManualClock> {
-    let early = lab.breaker.try_acquire().unwrap();
-    lab.trip();
-    lab.advance(ms(10));
-    early
+    outlived_by_a_cooldown(lab, 1).remove(0)
 }
 
 #[test]

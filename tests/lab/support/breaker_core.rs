@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use retry_breaker::{Clock, ManualClock, Permit, RetryBreaker, State};
 
+use super::lab::Lab;
+
 use super::hooked::panic_message;
 use super::panics::quietly;
 use super::watchdog::Alarm;
@@ -202,3 +204,24 @@ macro_rules! assert_counted {
     };
 }
 pub(crate) use assert_counted;
+
+/// `n` attempts admitted into the lab's CLOSED circuit, still out.
+pub fn admitted(lab: &Lab, n: u32) -> Vec<Permit<'_, ManualClock>> {
+    (0..n)
+        .map(|_| {
+            lab.breaker
+                .try_acquire()
+                .expect("CLOSED admits every attempt")
+        })
+        .collect()
+}
+
+/// `n` attempts admitted into the lab's CLOSED circuit, which then opens
+/// and cools down while they are out: their outcomes are stale, and the
+/// next attempt is the probe.
+pub fn outlived_by_a_cooldown(lab: &Lab, n: u32) -> Vec<Permit<'_, ManualClock>> {
+    let early = admitted(lab, n);
+    lab.trip();
+    lab.advance(lab.breaker.cooldown());
+    early
+}

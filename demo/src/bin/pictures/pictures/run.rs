@@ -125,10 +125,11 @@ impl Run {
         } else {
             permit.failure()
         };
+        // `Recorded` is non-exhaustive: whatever is not counted draws as stale.
         let mark = match (recorded, ok) {
-            (Recorded::Stale, _) => AttemptMark::Stale,
             (Recorded::Counted, true) => AttemptMark::Success,
             (Recorded::Counted, false) => AttemptMark::Failure,
+            _ => AttemptMark::Stale,
         };
         let verdict = if ok { "success" } else { "failure" };
         let detail = format!(
