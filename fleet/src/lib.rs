@@ -14,11 +14,11 @@
 //!
 //! The store is a trait, [`FleetStore`]: [`MemoryStore`] runs on the manual
 //! clock with a [`Nemesis`] for tests and the `fleet` simulation, and the
-//! `redis` feature adds [`RedisStore`](crate::RedisStore).
+//! `redis` feature adds `RedisStore`.
 //!
 //! # Features
 //!
-//! - `redis` (off by default): [`RedisStore`](crate::RedisStore), over
+//! - `redis` (off by default): `RedisStore`, over
 //!   redis-rs and tokio. The core never compiles it.
 
 #![warn(missing_docs)]

@@ -453,16 +453,14 @@ impl<C: Clock> FleetNode<C> {
     }
 
     fn exchange(&self, store: &impl FleetStore) -> Result<(), ()> {
-        if self.link_status() != LinkStatus::Up {
+        let rejoining = self.link_status() != LinkStatus::Up;
+        if rejoining {
             // Pub/sub delivers at most once: what was said while the node
             // was away is only in the stored state (F4).
             let state = store.read_state(self.id, &self.key).map_err(drop)?;
             if let Some(state) = state {
                 self.apply(&state);
             }
-            let mut fleet = self.fleet();
-            fleet.link = LinkStatus::Up;
-            fleet.stats.joins += 1;
         }
         loop {
             let Some(outgoing) = self.fleet().outbox.pop_front() else {
@@ -499,6 +497,13 @@ impl<C: Clock> FleetNode<C> {
                 }
                 Err(_) => self.fleet().stats.malformed += 1,
             }
+        }
+        if rejoining {
+            // Linked only once the news flows too (a store may answer
+            // before its subscription is back).
+            let mut fleet = self.fleet();
+            fleet.link = LinkStatus::Up;
+            fleet.stats.joins += 1;
         }
         self.ask_for_lease(store)
     }

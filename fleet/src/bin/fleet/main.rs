@@ -8,6 +8,9 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "redis")]
+mod fleet_redis;
+
 use retry_breaker_fleet::{FleetNode, FleetSettings, MemoryStore, Nemesis, NodeId, Refused};
 use retry_breaker_solution::{Clock, ManualClock, Phase, RetryBreaker};
 
@@ -221,6 +224,9 @@ fn main() {
     );
     if redis {
         println!();
-        println!("--redis: not in this build; run `just test-fleet` for the real-Redis tests.");
+        #[cfg(feature = "redis")]
+        fleet_redis::run();
+        #[cfg(not(feature = "redis"))]
+        println!("--redis needs the redis feature: `just fleet --redis` builds with it.");
     }
 }
