@@ -674,7 +674,9 @@ enum Kind {
 /// Leave to call the dependency once, from a [`FleetNode`]. Report the
 /// outcome with [`success`](FleetPermit::success) or
 /// [`failure`](FleetPermit::failure); a permit dropped unreported counts
-/// nothing, as a local [`Permit`] does.
+/// nothing, as a local [`Permit`] does. A fleet probe dropped unreported
+/// still holds the fleet's probe until its lease expires: the node cannot
+/// tell a dropped probe from one still calling the dependency.
 #[must_use = "call the dependency, then report on the permit"]
 pub struct FleetPermit<'a, C: Clock> {
     node: &'a FleetNode<C>,
