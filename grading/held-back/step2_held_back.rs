@@ -10,7 +10,7 @@ use std::time::Duration;
 use retry_breaker::{Clock, Phase, Rejected, State};
 
 use crate::step1_seeded::Draw;
-use crate::support::breaker_core::{PROBING, assert_counted, assert_state};
+use crate::support::breaker_core::{PROBING, assert_counted, assert_refused, assert_state};
 use crate::support::{Lab, ms};
 
 const NS: Duration = Duration::from_nanos(1);
@@ -21,8 +21,8 @@ fn b4_the_probe_is_admitted_exactly_at_the_deadline_whatever_the_cooldown() {
         let lab = Lab::new(1, ms(cooldown));
         lab.trip();
         lab.advance(ms(cooldown - 1));
-        assert_eq!(
-            lab.breaker.try_acquire().unwrap_err(),
+        assert_refused!(
+            lab.breaker,
             Rejected::Open { remaining: ms(1) },
             "one millisecond before the deadline the circuit still refuses (B3)"
         );
@@ -175,9 +175,9 @@ fn b5_of_a_drawn_number_of_contenders_only_the_first_probes() {
     lab.advance(cooldown);
     let probe = lab.probe();
     for other in 2..=contenders {
-        assert_eq!(
-            lab.breaker.try_acquire().err(),
-            Some(Rejected::ProbeInFlight),
+        assert_refused!(
+            lab.breaker,
+            Rejected::ProbeInFlight,
             "TODO(2): {case}: attempt {other} is refused while the probe is out (B5)"
         );
     }
@@ -320,9 +320,9 @@ fn b1_with_a_zero_cooldown_every_next_attempt_is_the_probe() {
                  at the same instant is the probe, got {r:?} (B1, B4)"
             )
         });
-        assert_eq!(
-            lab.breaker.try_acquire().err(),
-            Some(Rejected::ProbeInFlight),
+        assert_refused!(
+            lab.breaker,
+            Rejected::ProbeInFlight,
             "TODO(2): {case}: one probe at a time, even with no cooldown (B5)"
         );
         probe.failure();

@@ -10,7 +10,7 @@ use retry_breaker::{ManualClock, Permit, Recorded, Rejected, State};
 
 use crate::step1_seeded::Draw;
 use crate::support::breaker_core::{
-    PROBING, admitted, assert_stale, assert_state, outlived_by_a_cooldown,
+    PROBING, admitted, assert_refused, assert_stale, assert_state, outlived_by_a_cooldown,
 };
 use crate::support::{Lab, ms};
 
@@ -63,9 +63,9 @@ fn b6_late_outcomes_in_a_drawn_order_leave_the_probe_to_decide() {
              circuit: the probe is still the one attempt out (B6)",
             i + 1
         );
-        assert_eq!(
-            lab.breaker.try_acquire().err(),
-            Some(Rejected::ProbeInFlight),
+        assert_refused!(
+            lab.breaker,
+            Rejected::ProbeInFlight,
             "TODO(3): {case}: after report {}, every other attempt is still refused (B5, B6)",
             i + 1
         );

@@ -16,7 +16,7 @@ use retry_breaker::{Clock, ExecuteError, Recorded, Rejected, State};
 use tokio_util::sync::CancellationToken;
 
 use crate::step1_seeded::Draw;
-use crate::support::breaker_core::{WAITING, assert_state};
+use crate::support::breaker_core::{WAITING, assert_refused, assert_state};
 use crate::support::{Fault, Gate, Lab, ms, poll_once, retryable};
 
 const NS: Duration = Duration::from_nanos(1);
@@ -119,9 +119,9 @@ fn b2_b6_b9_attempts_admitted_together_report_in_a_drawn_order() {
     });
     let contenders = draw.count(1, 4);
     for _ in 0..contenders {
-        assert_eq!(
-            lab.breaker.try_acquire().err(),
-            Some(Rejected::ProbeInFlight),
+        assert_refused!(
+            lab.breaker,
+            Rejected::ProbeInFlight,
             "TODO(2): {story} at the deadline {deadline:?} {contenders} more attempts ask while \
              the probe is out: refused (B5)"
         );
@@ -182,9 +182,9 @@ fn b3_b4_b5_rounds_of_attempts_at_drawn_times_around_each_deadline() {
         for _ in 0..draw.count(0, 3) {
             lab.advance(draw.duration(Duration::ZERO, ms(2)));
             story.push_str(&format!(" ask at {:?};", lab.clock.now()));
-            assert_eq!(
-                lab.breaker.try_acquire().err(),
-                Some(Rejected::ProbeInFlight),
+            assert_refused!(
+                lab.breaker,
+                Rejected::ProbeInFlight,
                 "TODO(2): {story} the probe is out, so this attempt is refused (B5)"
             );
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use retry_breaker::{Phase, Recorded, Rejected, State};
 
 use crate::support::breaker_core::{
-    CLOCK_PANIC, Core, PROBING, TestClock, assert_counted, assert_state,
+    CLOCK_PANIC, Core, PROBING, TestClock, assert_counted, assert_refused, assert_state,
 };
 use crate::support::{Lab, ms};
 
@@ -108,8 +108,8 @@ fn b5_only_one_probe_at_a_time_every_other_attempt_is_refused() {
     lab.advance(ms(10));
     let probe = lab.breaker.try_acquire().expect(NOT_YET);
     for _ in 0..3 {
-        assert_eq!(
-            lab.breaker.try_acquire().unwrap_err(),
+        assert_refused!(
+            lab.breaker,
             Rejected::ProbeInFlight,
             "TODO(2): while the probe is out, other attempts are refused (B5)"
         );
@@ -178,8 +178,8 @@ fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
         "TODO(2): expected the HalfOpen -> Open transition at `ms(13)`, the reading of the operation that made it"
     );
     lab.advance(ms(9));
-    assert_eq!(
-        lab.breaker.try_acquire().unwrap_err(),
+    assert_refused!(
+        lab.breaker,
         Rejected::Open { remaining: ms(1) },
         "TODO(2): expected `lab.breaker.try_acquire().unwrap_err()` to equal `Rejected::Open {{remaining: ms(1)}}`"
     );
@@ -347,8 +347,8 @@ fn b3_the_refusal_holds_until_the_last_instant_before_the_deadline() {
     let lab = Lab::new(1, ms(10));
     lab.trip();
     lab.advance(ms(10) - Duration::from_nanos(1));
-    assert_eq!(
-        lab.breaker.try_acquire().unwrap_err(),
+    assert_refused!(
+        lab.breaker,
         Rejected::Open {
             remaining: Duration::from_nanos(1)
         },
@@ -363,8 +363,8 @@ fn b3_refusals_change_no_count_no_deadline_and_no_generation() {
     let generation = lab.breaker.generation();
     for left in [8, 6, 4] {
         lab.advance(ms(2));
-        assert_eq!(
-            lab.breaker.try_acquire().unwrap_err(),
+        assert_refused!(
+            lab.breaker,
             Rejected::Open {
                 remaining: ms(left)
             },

@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use retry_breaker::{Phase, Rejected, State};
 
 use crate::support::breaker_core::{
-    Core, PROBING, TASK_PANIC, WAITING, assert_stale, assert_state, spawned,
+    Core, PROBING, TASK_PANIC, WAITING, assert_refused, assert_stale, assert_state, spawned,
 };
 use crate::support::panics::quietly;
 use crate::support::{Lab, ms};
@@ -104,9 +104,9 @@ fn b5_b7_a_probe_admitted_after_a_dropped_one_holds_the_single_slot() {
          probe in HALF-OPEN marks it out (the HALF-OPEN arm of TODO(2), reached only once \
          TODO(4) hands a slot back)"
     );
-    assert_eq!(
-        lab.breaker.try_acquire().err(),
-        Some(Rejected::ProbeInFlight),
+    assert_refused!(
+        lab.breaker,
+        Rejected::ProbeInFlight,
         "B5: while that probe is out, the next attempt is refused: one probe at a time, even \
          after a dropped one (TODO(2)'s HALF-OPEN arm)"
     );

@@ -225,3 +225,15 @@ pub fn outlived_by_a_cooldown(lab: &Lab, n: u32) -> Vec<Permit<'_, ManualClock>>
     lab.advance(lab.breaker.cooldown());
     early
 }
+
+/// `assert_eq!(breaker.try_acquire().err(), Some(expected), why...)`: the
+/// next attempt is refused, and why (B3, B5).
+macro_rules! assert_refused {
+    ($breaker:expr, $expected:expr $(,)?) => {
+        assert_eq!($breaker.try_acquire().err(), Some($expected))
+    };
+    ($breaker:expr, $expected:expr, $($why:tt)+) => {
+        assert_eq!($breaker.try_acquire().err(), Some($expected), $($why)+)
+    };
+}
+pub(crate) use assert_refused;
