@@ -216,7 +216,7 @@ const TOO_LATE: &str =
     "B6: an attempt admitted before the circuit opened reports too late (TODO(3))";
 
 #[test]
-fn w1_b6_a_stale_failure_never_enters_the_new_window() {
+fn w1_w2_b6_a_stale_failure_never_enters_the_new_window() {
     let (lab, recorded) = late_report(|old| old.failure());
     assert_eq!(recorded, Recorded::Stale, "{TOO_LATE}");
     feed(&lab, "S");
@@ -224,7 +224,7 @@ fn w1_b6_a_stale_failure_never_enters_the_new_window() {
         lab.breaker.state(),
         closed(0),
         "TODO(12): the window after closing holds S alone: neither a failure admitted before \
-         the circuit opened nor the probe that closed it enters it (W1, B6)"
+         the circuit opened nor the probe that closed it enters it (W1, W2, B6)"
     );
     feed(&lab, "F");
     assert_eq!(
@@ -235,7 +235,7 @@ fn w1_b6_a_stale_failure_never_enters_the_new_window() {
 }
 
 #[test]
-fn w1_b6_a_stale_success_never_enters_the_new_window() {
+fn w1_w2_b6_a_stale_success_never_enters_the_new_window() {
     let (lab, recorded) = late_report(|old| old.success());
     assert_eq!(recorded, Recorded::Stale, "{TOO_LATE}");
     feed(&lab, "F");
@@ -244,7 +244,7 @@ fn w1_b6_a_stale_success_never_enters_the_new_window() {
         closed(1),
         "TODO(12): the window after closing holds F alone, below the minimum of 2: neither a \
          success admitted before the circuit opened nor the probe that closed it enters it \
-         (W1, B6)"
+         (W1, W2, B6)"
     );
     feed(&lab, "S");
     assert_eq!(
