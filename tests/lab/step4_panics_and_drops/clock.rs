@@ -9,7 +9,7 @@ use crate::support::{isolate, ms};
 
 const CLOCK_TODO: &str = "TODO(4): a probe whose report the clock's panic interrupted must hand \
                           its slot back with no verdict, as a dropped probe does \
-                          (`Circuit::abandon`, B12); otherwise HALF-OPEN refuses every attempt \
+                          (`Circuit::abandon`, B7, B12); otherwise HALF-OPEN refuses every attempt \
                           for good";
 
 const ABORTED: &str = "B12: the process aborted: a clock that panics while a permit dropped by a \
@@ -28,13 +28,13 @@ fn assert_slot_back(core: &Core, generation: Generation, what: &str) {
     assert_eq!(
         core.breaker.generation(),
         generation,
-        "B12: {what}: no verdict, so no transition ({CLOCK_TODO})"
+        "B7, B12: {what}: no verdict, so no transition ({CLOCK_TODO})"
     );
     core.probe().success();
     assert_state!(
         core.breaker,
         State::Closed { failures: 0 },
-        "B12: {what}: not wedged, the next probe closes the circuit ({CLOCK_TODO})"
+        "B7, B12: {what}: not wedged, the next probe closes the circuit ({CLOCK_TODO})"
     );
 }
 
@@ -48,7 +48,7 @@ fn assert_clock_panic(said: Option<String>, what: &str) {
 }
 
 #[test]
-fn b12_a_probe_success_the_clock_interrupts_hands_the_slot_back_with_no_verdict() {
+fn b7_b12_a_probe_success_the_clock_interrupts_hands_the_slot_back_with_no_verdict() {
     let core = probing();
     let probe = core.probe();
     let generation = probe.generation();
@@ -57,7 +57,7 @@ fn b12_a_probe_success_the_clock_interrupts_hands_the_slot_back_with_no_verdict(
 }
 
 #[test]
-fn b12_a_probe_failure_the_clock_interrupts_hands_the_slot_back_with_no_verdict() {
+fn b7_b12_a_probe_failure_the_clock_interrupts_hands_the_slot_back_with_no_verdict() {
     let core = probing();
     let probe = core.probe();
     let generation = probe.generation();
@@ -66,7 +66,7 @@ fn b12_a_probe_failure_the_clock_interrupts_hands_the_slot_back_with_no_verdict(
 }
 
 #[test]
-fn b12_an_owned_probe_report_the_clock_interrupts_hands_the_slot_back_with_no_verdict() {
+fn b7_b12_an_owned_probe_report_the_clock_interrupts_hands_the_slot_back_with_no_verdict() {
     let core = probing();
     let probe = core.breaker.try_acquire_owned().expect("the probe");
     let generation = probe.generation();
