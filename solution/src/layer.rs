@@ -368,7 +368,10 @@ impl<Req> Copies<Req> {
         copies: &Mutex<Self>,
         mut result: Result<T, ExecuteError<E>>,
     ) -> Result<T, ExecuteError<E>> {
-        let ran_out = copies.lock().unwrap_or_else(PoisonError::into_inner).ran_out;
+        let ran_out = copies
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ran_out;
         if let (true, Err(ExecuteError::Task { reason, .. })) = (ran_out, &mut result) {
             *reason = GaveUp::NoCopyLeft;
         }
