@@ -633,34 +633,3 @@ fn e2_a_cancelled_policy_makes_no_attempt() {
         );
     });
 }
-
-#[test]
-fn e2_e7_a_cancellation_hands_back_the_failure_before_it_and_a_first_one_none() {
-    let after = ExecuteError::Cancelled {
-        attempts_made: 2,
-        source: Some(Fault::Timeout),
-    };
-    assert_eq!(
-        after.task_error(),
-        Some(&Fault::Timeout),
-        "E7: `task_error` finds the failure before the cancellation"
-    );
-    assert_eq!(
-        std::error::Error::source(&after).map(ToString::to_string),
-        Some("timeout".to_owned()),
-        "E7: the cancellation's `source()` is the failure before it"
-    );
-    assert_eq!(
-        after.into_task_error(),
-        Some(Fault::Timeout),
-        "E7: `into_task_error` hands the failure before the cancellation back"
-    );
-    let first = ExecuteError::<Fault>::Cancelled {
-        attempts_made: 0,
-        source: None,
-    };
-    assert!(
-        std::error::Error::source(&first).is_none(),
-        "E2: a cancellation before the first attempt has no source"
-    );
-}

@@ -214,3 +214,67 @@ fn a_policy_debugs_with_its_settings() {
         "a policy debugs with its attempts: {shown}"
     );
 }
+
+#[test]
+fn e5_gave_up_after_reads_the_budget() {
+    assert_eq!(
+        GaveUp::after(3, 3),
+        GaveUp::NoAttemptsLeft,
+        "E5: after the last attempt of 3, none are left"
+    );
+    assert_eq!(
+        GaveUp::after(1, 3),
+        GaveUp::NotRetryable,
+        "E5: after attempt 1 of 3, only the predicate can have ended the call"
+    );
+}
+
+#[test]
+fn e10_a_refusal_after_a_failure_hands_that_failure_back() {
+    let refused = ExecuteError::Rejected {
+        attempt: 2,
+        rejection: Rejected::ProbeInFlight,
+        source: Some(Fault::Timeout),
+    };
+    assert_eq!(
+        refused.task_error(),
+        Some(&Fault::Timeout),
+        "E10: `task_error` finds the failure before the refusal"
+    );
+    assert_eq!(
+        refused.into_task_error(),
+        Some(Fault::Timeout),
+        "E10: `into_task_error` hands the failure before the refusal back"
+    );
+}
+
+#[test]
+fn e2_e7_a_cancellation_hands_back_the_failure_before_it_and_a_first_one_none() {
+    let after = ExecuteError::Cancelled {
+        attempts_made: 2,
+        source: Some(Fault::Timeout),
+    };
+    assert_eq!(
+        after.task_error(),
+        Some(&Fault::Timeout),
+        "E7: `task_error` finds the failure before the cancellation"
+    );
+    assert_eq!(
+        std::error::Error::source(&after).map(ToString::to_string),
+        Some("timeout".to_owned()),
+        "E7: the cancellation's `source()` is the failure before it"
+    );
+    assert_eq!(
+        after.into_task_error(),
+        Some(Fault::Timeout),
+        "E7: `into_task_error` hands the failure before the cancellation back"
+    );
+    let first = ExecuteError::<Fault>::Cancelled {
+        attempts_made: 0,
+        source: None,
+    };
+    assert!(
+        std::error::Error::source(&first).is_none(),
+        "E2: a cancellation before the first attempt has no source"
+    );
+}

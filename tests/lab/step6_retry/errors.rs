@@ -1,7 +1,7 @@
 //! What the caller reads when a call gives up (E5, E10): the reason in
 //! words, and the task's own error handed back.
 
-use retry_breaker::{ExecuteError, GaveUp, Rejected};
+use retry_breaker::{ExecuteError, GaveUp};
 
 use crate::support::{Ending, Fault, Lab, Script, ms, run};
 
@@ -65,37 +65,4 @@ fn e5_the_task_error_says_why_execute_gave_up() {
             "TODO(6): on the last attempt the budget gave up, retryable or not (E5)"
         );
     });
-}
-
-#[test]
-fn e5_gave_up_after_reads_the_budget() {
-    assert_eq!(
-        GaveUp::after(3, 3),
-        GaveUp::NoAttemptsLeft,
-        "E5: after the last attempt of 3, none are left"
-    );
-    assert_eq!(
-        GaveUp::after(1, 3),
-        GaveUp::NotRetryable,
-        "E5: after attempt 1 of 3, only the predicate can have ended the call"
-    );
-}
-
-#[test]
-fn e10_a_refusal_after_a_failure_hands_that_failure_back() {
-    let refused = ExecuteError::Rejected {
-        attempt: 2,
-        rejection: Rejected::ProbeInFlight,
-        source: Some(Fault::Timeout),
-    };
-    assert_eq!(
-        refused.task_error(),
-        Some(&Fault::Timeout),
-        "E10: `task_error` finds the failure before the refusal"
-    );
-    assert_eq!(
-        refused.into_task_error(),
-        Some(Fault::Timeout),
-        "E10: `into_task_error` hands the failure before the refusal back"
-    );
 }

@@ -92,6 +92,9 @@ async fn call_on<C: Clock>(
     (result, breaker.state())
 }
 
+/// A control: the time-source check is provided code that `execute` runs
+/// before its first attempt (`time_source.rs`), so this passes before step 6;
+/// it guards a loop that would take a permit or call the task first.
 #[test]
 fn e9_every_pair_of_sources_that_cannot_agree_is_refused_before_anything_happens() {
     for (clock_name, clock) in sources() {
@@ -223,6 +226,8 @@ fn e9_the_sleeper_of_the_breakers_own_manual_clock_moves_it() {
     });
 }
 
+/// A control: refusing a pair is the provided check's work, done before the
+/// first attempt, so this passes before step 6.
 #[test]
 fn e9_a_manual_sleeper_on_another_manual_clock_is_refused_with_the_way_out() {
     run(LOOPED, async {
@@ -246,6 +251,8 @@ fn e9_a_manual_sleeper_on_another_manual_clock_is_refused_with_the_way_out() {
     });
 }
 
+/// A control: refusing a pair is the provided check's work, done before the
+/// first attempt, so this passes before step 6.
 #[test]
 fn e9_the_tokio_sleeper_with_the_system_clock_is_refused() {
     run_paused(LOOPED, async {
@@ -265,6 +272,8 @@ fn e9_the_tokio_sleeper_with_the_system_clock_is_refused() {
     });
 }
 
+/// A control: the clock and the sleeper are provided, so this passes before
+/// step 6; it pins down the pair that the retry loop's tests rely on.
 #[test]
 fn e9_under_paused_tokio_time_the_tokio_sleeper_moves_the_tokio_clock() {
     run_paused(LOOPED, async {

@@ -29,6 +29,8 @@ async fn hangs() -> Result<u32, TimedOut> {
     pending().await
 }
 
+/// A control: `timeout::per_attempt` is provided, so this passes before
+/// step 6; it pins down the limit that the counted-failure tests rely on.
 #[test]
 fn e5_an_answer_just_before_or_at_the_limit_passes_and_one_tick_late_times_out() {
     let limit = Duration::from_secs(1);
@@ -50,6 +52,8 @@ fn e5_an_answer_just_before_or_at_the_limit_passes_and_one_tick_late_times_out()
     }
 }
 
+/// A control: `timeout::per_attempt` is provided, so this passes before
+/// step 6.
 #[test]
 fn e5_a_zero_limit_lets_a_ready_answer_through_and_times_out_anything_else() {
     run_paused(HUNG, async {
@@ -68,6 +72,8 @@ fn e5_a_zero_limit_lets_a_ready_answer_through_and_times_out_anything_else() {
     });
 }
 
+/// A control: `timeout::per_attempt` is provided, so this passes before
+/// step 6.
 #[test]
 fn e5_a_limit_of_duration_max_never_times_out_and_never_panics() {
     run_paused(HUNG, async {
