@@ -45,6 +45,7 @@ progress:
     cargo xtask progress
 
 # Stuck? One more hint for a step each time, from a nudge to nearly the answer; `just hint 3 reset` starts over (cargo: `cargo xtask hint 3`).
+[no-exit-message]
 hint step *reset:
     @cargo xtask hint {{step}} {{reset}}
 

@@ -316,3 +316,18 @@ fn s1_a_breaker_names_its_success_threshold_while_half_open() {
         "S1: the breaker's Debug shows its success threshold: {shown}"
     );
 }
+
+/// A control: with k = 1 HALF-OPEN is the core lab's, and so is its text,
+/// so this passes before step 11; it guards against naming a threshold of
+/// one good probe.
+#[test]
+fn s1_a_breaker_that_closes_on_one_good_probe_shows_half_open_as_the_core_lab() {
+    let lab = lab(1);
+    half_open(&lab);
+    let _probe = lab.probe();
+    assert_eq!(
+        lab.breaker.to_string(),
+        "HALF-OPEN (probe in flight)",
+        "S1: with a success threshold of 1 nothing more is said than in the core lab"
+    );
+}

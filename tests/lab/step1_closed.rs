@@ -25,7 +25,7 @@ fn b1_a_zero_threshold_is_refused_with_a_clear_error() {
 }
 
 #[test]
-fn b1_a_zero_cooldown_is_legal() {
+fn b1_b10_a_zero_cooldown_is_legal_and_a_read_shows_the_circuit_open() {
     let breaker = RetryBreaker::new(1, Duration::ZERO, ManualClock::new()).unwrap();
     breaker.try_acquire().unwrap().failure();
     assert_state!(
@@ -33,7 +33,8 @@ fn b1_a_zero_cooldown_is_legal() {
         State::Open {
             remaining: Duration::ZERO
         },
-        "TODO(1): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
+        "TODO(1): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`: a zero \
+         cooldown opens like any other, and reading the state never moves it on (B1, B10)"
     );
 }
 
