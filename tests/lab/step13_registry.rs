@@ -315,7 +315,7 @@ impl Cases {
 }
 
 #[test]
-fn r2_each_key_behaves_as_a_breaker_of_its_own() {
+fn r1_r2_each_key_behaves_as_a_breaker_of_its_own() {
     let mut cases = Cases(0x2026_1129);
     for case in 0..200 {
         let clock = ManualClock::new();
@@ -346,8 +346,9 @@ fn r2_each_key_behaves_as_a_breaker_of_its_own() {
             assert_eq!(
                 shared.is_ok(),
                 own.is_ok(),
-                "R2: case {case}, after {script:?}: k{key} was admitted differently \
-                 than a breaker of its own would be (TODO(13))"
+                "R1, R2: case {case}, after {script:?}: k{key} was admitted differently \
+                 than a breaker of its own would be: the same breaker every time, shared with \
+                 no other key (TODO(13))"
             );
             if let (Ok(shared), Ok(own)) = (shared, own) {
                 if step == 0 {
@@ -363,7 +364,8 @@ fn r2_each_key_behaves_as_a_breaker_of_its_own() {
                     assert_eq!(
                         found.state(),
                         breaker.state(),
-                        "R2: case {case}, after {script:?}: k{k} differs from a breaker of its own (TODO(13))"
+                        "R1, R2: case {case}, after {script:?}: k{k} differs from a breaker of its \
+                         own: the same breaker every time, shared with no other key (TODO(13))"
                     );
                 }
             }
