@@ -275,12 +275,17 @@ impl Circuit {
     }
 
     /// A report of an attempt admitted in `generation` was interrupted by a
-    /// panic (the user's clock, B12) before it changed anything: the
-    /// attempt is given back with no verdict, exactly as a dropped permit
-    /// is (the current probe hands its slot back; any other attempt holds
-    /// no slot, and nothing was counted).
+    /// panic (the user's clock, B12) before it changed anything. The
+    /// current probe hands its slot back with no verdict, as a dropped
+    /// probe does; any other attempt holds no slot, and nothing was counted.
+    ///
+    /// `abandon` alone would do the same, but it is step 4's TODO: asking
+    /// it only for the current probe keeps a clock that panics at a trip
+    /// (step 1) independent of how far the student has come.
     pub(crate) fn interrupted(&mut self, generation: Generation) {
-        self.abandon(generation);
+        if self.mode == (Mode::HalfOpen { probe_out: true }) && generation == self.generation {
+            self.abandon(generation);
+        }
     }
 
     /// Takes the transition made by the last operation, if any.
