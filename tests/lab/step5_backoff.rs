@@ -198,10 +198,15 @@ fn e8_jittered_backoff_holds_for_every_attempt_number_a_u32_holds() {
 }
 
 /// SplitMix64's first outputs for seed 0, as published with the algorithm.
-const SPLITMIX64_OF_0: [u64; 3] = [
+const SPLITMIX64_OF_0: [u64; 6] = [
     0xE220_A839_7B1D_CDAF,
     0x6E78_9E6A_A1B9_65F4,
     0x06C4_5D18_8009_454F,
+    // The first of these whose top half shows the last step's xor: with an
+    // or in its place, bit 32 would come out set.
+    0xF88B_B8A8_724C_81EC,
+    0x1B39_896A_51A8_749B,
+    0x53CB_9F0C_747E_A2EA,
 ];
 
 /// The seed whose draw for `attempt` is `random`: the lab's `mix`
