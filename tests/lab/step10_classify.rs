@@ -18,6 +18,20 @@ fn gateway(outcome: &Result<u32, Fault>) -> Verdict {
     }
 }
 
+/// A call of `attempts` at `script`, classified by [`gateway`], with no
+/// backoff.
+async fn through_the_gateway(
+    lab: &Lab,
+    attempts: u32,
+    script: &Script,
+) -> Result<u32, retry_breaker::ExecuteError<Fault>> {
+    lab.call(attempts, script)
+        .backoff(no_backoff)
+        .classified(gateway)
+        .run()
+        .await
+}
+
 /// Reports `Verdict::Ignored` for its permit when dropped: in these tests,
 /// while a panic of the caller's own code unwinds.
 struct IgnoreOnUnwind<'a>(Option<retry_breaker::Permit<'a, retry_breaker::ManualClock>>);
@@ -93,9 +107,7 @@ fn k1_an_ignored_attempt_in_closed_counts_nothing_and_resets_nothing() {
 
 #[test]
 fn k1_an_ignored_probe_hands_its_slot_back() {
-    let lab = Lab::new(1, ms(10));
-    lab.trip();
-    lab.advance(ms(10));
+    let lab = Lab::cooled(1, ms(10));
     let probe = lab.probe();
     let generation = lab.breaker.generation();
     let recorded = probe.report(Verdict::Ignored);
@@ -152,12 +164,7 @@ fn k1_k3_an_error_read_as_a_success_is_a_sign_of_life_and_still_reaches_the_call
     run(LOOPED, async {
         let lab = Lab::new(1, ms(10));
         let script = Script::new([Err(Fault::Declined)]);
-        let result = lab
-            .call(3, &script)
-            .backoff(no_backoff)
-            .classified(gateway)
-            .run()
-            .await;
+        let result = through_the_gateway(&lab, 3, &script).await;
         assert_eq!(
             result.ending(),
             "Task",
@@ -215,12 +222,7 @@ fn k2_a_decline_is_not_retried_and_a_timeout_is_counted_and_retried() {
     run(LOOPED, async {
         let lab = Lab::new(3, ms(10));
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Declined)]);
-        let result = lab
-            .call(5, &script)
-            .backoff(no_backoff)
-            .classified(gateway)
-            .run()
-            .await;
+        let result = through_the_gateway(&lab, 5, &script).await;
         assert_eq!(
             result.ending(),
             "Task",
@@ -253,9 +255,7 @@ fn k2_a_decline_is_not_retried_and_a_timeout_is_counted_and_retried() {
 #[test]
 fn k1_k2_an_ignored_probe_through_execute_frees_the_slot_and_is_not_retried() {
     run(LOOPED, async {
-        let lab = Lab::new(1, ms(10));
-        lab.trip();
-        lab.advance(ms(10));
+        let lab = Lab::cooled(1, ms(10));
         let script = Script::new([Err(Fault::Unavailable)]);
         let result = lab
             .call(3, &script)

@@ -28,6 +28,13 @@ const STILL_HALF_OPEN: State = State::HalfOpen {
     probe_in_flight: false,
 };
 
+/// A good probe, after which the circuit must be `expected`.
+#[track_caller]
+fn good_probe(lab: &Lab, expected: State, why: &str) {
+    lab.probe().success();
+    assert_eq!(lab.breaker.state(), expected, "{why}");
+}
+
 #[test]
 fn s2_a_success_threshold_of_zero_is_a_configuration_error() {
     let built = RetryBreaker::builder()
@@ -44,23 +51,20 @@ fn s2_a_success_threshold_of_zero_is_a_configuration_error() {
 fn s1_half_open_closes_only_after_k_good_probes() {
     let lab = lab(3);
     half_open(&lab);
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         STILL_HALF_OPEN,
-        "TODO(11): one good probe of three leaves the circuit HALF-OPEN, waiting for the next probe"
+        "TODO(11): one good probe of three leaves the circuit HALF-OPEN, waiting for the next probe",
     );
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         STILL_HALF_OPEN,
-        "TODO(11): two good probes of three leave the circuit HALF-OPEN"
+        "TODO(11): two good probes of three leave the circuit HALF-OPEN",
     );
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         State::Closed { failures: 0 },
-        "TODO(11): the third good probe closes the circuit"
+        "TODO(11): the third good probe closes the circuit",
     );
     assert_eq!(
         phases(&lab),
@@ -83,17 +87,15 @@ fn s1_only_probes_count_towards_closing_a_success_in_closed_is_no_probe() {
     );
     second.failure(); // threshold 1: this opens the circuit
     lab.advance(ms(10));
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         STILL_HALF_OPEN,
-        "TODO(11): one good probe of two leaves the circuit HALF-OPEN (S1)"
+        "TODO(11): one good probe of two leaves the circuit HALF-OPEN (S1)",
     );
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         State::Closed { failures: 0 },
-        "TODO(11): the second good probe closes the circuit (S1)"
+        "TODO(11): the second good probe closes the circuit (S1)",
     );
     // Closed again: successes are no probes, and every attempt is admitted.
     let permits: Vec<_> = (0..3)
@@ -174,17 +176,15 @@ fn s2_the_next_half_open_counts_its_good_probes_from_zero() {
     lab.probe().success();
     lab.probe().failure();
     lab.advance(ms(10));
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         STILL_HALF_OPEN,
-        "TODO(11): the good probe before the reopening must not count in the new HALF-OPEN"
+        "TODO(11): the good probe before the reopening must not count in the new HALF-OPEN",
     );
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         State::Closed { failures: 0 },
-        "TODO(11): two good probes of this HALF-OPEN close"
+        "TODO(11): two good probes of this HALF-OPEN close",
     );
 }
 
@@ -203,11 +203,10 @@ fn s1_k1_an_ignored_probe_neither_counts_nor_breaks_the_run() {
         STILL_HALF_OPEN,
         "TODO(11): an ignored probe is no good probe"
     );
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         State::Closed { failures: 0 },
-        "TODO(11): the ignored probe did not reset the run: two good probes close"
+        "TODO(11): the ignored probe did not reset the run: two good probes close",
     );
 }
 
@@ -221,11 +220,10 @@ fn s1_the_threshold_is_reported() {
     );
     half_open(&lab);
     for n in 1..4 {
-        lab.probe().success();
-        assert_eq!(
-            lab.breaker.state(),
+        good_probe(
+            &lab,
             STILL_HALF_OPEN,
-            "TODO(11): {n} good probe(s) of 4 leave the circuit HALF-OPEN"
+            &format!("TODO(11): {n} good probe(s) of 4 leave the circuit HALF-OPEN"),
         );
     }
     lab.probe().success();
@@ -243,11 +241,10 @@ fn s1_the_threshold_is_reported() {
 fn s1_k1_one_good_probe_closes_exactly_as_the_core_lab() {
     let lab = lab(1);
     half_open(&lab);
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         State::Closed { failures: 0 },
-        "TODO(11): with k = 1 the first good probe closes, as in the core lab (S1)"
+        "TODO(11): with k = 1 the first good probe closes, as in the core lab (S1)",
     );
     assert_eq!(
         phases(&lab),
@@ -291,11 +288,10 @@ fn s2_b6_a_stale_failure_does_not_break_the_run_of_good_probes() {
         "TODO(11): a stale failure reopens nothing: one good probe of two, still HALF-OPEN \
          (S2, B6)"
     );
-    lab.probe().success();
-    assert_eq!(
-        lab.breaker.state(),
+    good_probe(
+        &lab,
         State::Closed { failures: 0 },
-        "TODO(11): a stale failure is no failed probe: two good probes close (S2, B6)"
+        "TODO(11): a stale failure is no failed probe: two good probes close (S2, B6)",
     );
 }
 

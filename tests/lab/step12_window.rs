@@ -21,6 +21,24 @@ fn lab(size: u32, minimum: u32, failure_rate: f64) -> Lab {
     )
 }
 
+/// Feeds `verdicts`: they open the circuit, for the whole cooldown of 10 ms.
+#[track_caller]
+fn opens(lab: &Lab, verdicts: &str, why: &str) {
+    feed(lab, verdicts);
+    assert_eq!(
+        lab.breaker.state(),
+        State::Open { remaining: ms(10) },
+        "{why}"
+    );
+}
+
+/// Feeds `verdicts`: the circuit stays CLOSED with `failures` in its window.
+#[track_caller]
+fn stays_closed(lab: &Lab, verdicts: &str, failures: u32, why: &str) {
+    feed(lab, verdicts);
+    assert_eq!(lab.breaker.state(), closed(failures), "{why}");
+}
+
 #[test]
 fn w3_a_window_that_cannot_work_is_a_configuration_error() {
     let build = |size, minimum, failure_rate| {
@@ -60,17 +78,16 @@ fn w3_a_window_that_cannot_work_is_a_configuration_error() {
 #[test]
 fn w1_the_window_opens_on_the_failure_share_once_it_holds_the_minimum() {
     let lab = lab(4, 4, 0.5);
-    feed(&lab, "SFS");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
-        "TODO(12): three verdicts are below the minimum of 4; CLOSED shows the failures in the window"
+    stays_closed(
+        &lab,
+        "SFS",
+        1,
+        "TODO(12): three verdicts are below the minimum of 4; CLOSED shows the failures in the window",
     );
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "TODO(12): 2 failures of 4 is a share of 0.5: open"
+    opens(
+        &lab,
+        "F",
+        "TODO(12): 2 failures of 4 is a share of 0.5: open",
     );
 }
 
@@ -79,17 +96,11 @@ fn w1_successes_count_in_the_window_even_with_no_failure_yet() {
     // Successes on a clean circuit change the window: a breaker that skips
     // them (as a consecutive breaker may) sees too few verdicts.
     let lab = lab(4, 4, 0.5);
-    feed(&lab, "SSFS");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
-        "TODO(12): one failure in four verdicts"
-    );
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "TODO(12): the last four are S F S F, half of them failures; the first two successes counted too"
+    stays_closed(&lab, "SSFS", 1, "TODO(12): one failure in four verdicts");
+    opens(
+        &lab,
+        "F",
+        "TODO(12): the last four are S F S F, half of them failures; the first two successes counted too",
     );
 }
 
@@ -98,35 +109,24 @@ fn w1_a_success_that_brings_the_window_to_its_minimum_can_open_it() {
     // The rule is checked after every verdict: F S is a share of 1/2 over
     // the minimum of 2, even though the last verdict was a success.
     let lab = lab(4, 2, 0.5);
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
-        "TODO(12): one verdict, below the minimum"
-    );
-    feed(&lab, "S");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "TODO(12): F S holds the minimum of 2 with a failure share of 0.5: open, although the last verdict was a success"
+    stays_closed(&lab, "F", 1, "TODO(12): one verdict, below the minimum");
+    opens(
+        &lab,
+        "S",
+        "TODO(12): F S holds the minimum of 2 with a failure share of 0.5: open, although the last verdict was a success",
     );
 }
 
 #[test]
 fn w1_below_the_minimum_even_all_failures_do_not_open() {
     let lab = lab(10, 5, 0.5);
-    feed(&lab, "FFFF");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(4),
-        "TODO(12): 4 verdicts are fewer than the minimum of 5, whatever they are"
+    stays_closed(
+        &lab,
+        "FFFF",
+        4,
+        "TODO(12): 4 verdicts are fewer than the minimum of 5, whatever they are",
     );
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "TODO(12): the fifth verdict reaches the minimum"
-    );
+    opens(&lab, "F", "TODO(12): the fifth verdict reaches the minimum");
 }
 
 #[test]
@@ -151,49 +151,38 @@ fn w1_a_steady_trickle_of_errors_does_not_open_the_window() {
 #[test]
 fn w1_the_oldest_verdict_leaves_a_full_window() {
     let lab = lab(3, 3, 0.6);
-    feed(&lab, "FSSS");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(0),
-        "TODO(12): the first failure has left the window of 3"
+    stays_closed(
+        &lab,
+        "FSSS",
+        0,
+        "TODO(12): the first failure has left the window of 3",
     );
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
-        "TODO(12): S S F is one failure in three: below 0.6"
+    stays_closed(
+        &lab,
+        "F",
+        1,
+        "TODO(12): S S F is one failure in three: below 0.6",
     );
-    feed(&lab, "SF");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "TODO(12): F S F is two failures in three, above 0.6"
+    opens(
+        &lab,
+        "SF",
+        "TODO(12): F S F is two failures in three, above 0.6",
     );
 }
 
 #[test]
 fn w2_the_window_starts_empty_when_the_circuit_closes() {
     let lab = lab(4, 3, 0.5);
-    feed(&lab, "FSF");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "TODO(12): two failures of three"
-    );
+    opens(&lab, "FSF", "TODO(12): two failures of three");
     lab.advance(ms(10));
     lab.probe().success();
-    feed(&lab, "S");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(0),
-        "TODO(12): after closing, the window holds only what came since: the failures before the cooldown are forgotten (W2)"
+    stays_closed(
+        &lab,
+        "S",
+        0,
+        "TODO(12): after closing, the window holds only what came since: the failures before the cooldown are forgotten (W2)",
     );
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
-        "TODO(12): S F is below the minimum of 3"
-    );
+    stays_closed(&lab, "F", 1, "TODO(12): S F is below the minimum of 3");
 }
 
 /// A window of (4, 2, 0.5) tripped by F F while an attempt admitted before
@@ -219,39 +208,29 @@ const TOO_LATE: &str =
 fn w1_w2_b6_a_stale_failure_never_enters_the_new_window() {
     let (lab, recorded) = late_report(|old| old.failure());
     assert_eq!(recorded, Recorded::Stale, "{TOO_LATE}");
-    feed(&lab, "S");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(0),
+    stays_closed(
+        &lab,
+        "S",
+        0,
         "TODO(12): the window after closing holds S alone: neither a failure admitted before \
-         the circuit opened nor the probe that closed it enters it (W1, W2, B6)"
+         the circuit opened nor the probe that closed it enters it (W1, W2, B6)",
     );
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "{SECOND_VERDICT}"
-    );
+    opens(&lab, "F", SECOND_VERDICT);
 }
 
 #[test]
 fn w1_w2_b6_a_stale_success_never_enters_the_new_window() {
     let (lab, recorded) = late_report(|old| old.success());
     assert_eq!(recorded, Recorded::Stale, "{TOO_LATE}");
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
+    stays_closed(
+        &lab,
+        "F",
+        1,
         "TODO(12): the window after closing holds F alone, below the minimum of 2: neither a \
          success admitted before the circuit opened nor the probe that closed it enters it \
-         (W1, W2, B6)"
+         (W1, W2, B6)",
     );
-    feed(&lab, "S");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "{SECOND_VERDICT}"
-    );
+    opens(&lab, "S", SECOND_VERDICT);
 }
 
 #[test]
@@ -259,35 +238,25 @@ fn w1_k1_an_ignored_verdict_never_enters_the_window() {
     // F then an ignored attempt: one verdict. Counted as either, the
     // window would hold two, its minimum, with a share of at least 0.5.
     let lab = lab(4, 2, 0.5);
-    feed(&lab, "FI");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
-        "TODO(12): an ignored attempt is no verdict: the window holds F alone (W1, K1)"
+    stays_closed(
+        &lab,
+        "FI",
+        1,
+        "TODO(12): an ignored attempt is no verdict: the window holds F alone (W1, K1)",
     );
-    feed(&lab, "S");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "{SECOND_VERDICT}"
-    );
+    opens(&lab, "S", SECOND_VERDICT);
 }
 
 #[test]
 fn w1_b7_a_dropped_permit_never_enters_the_window() {
     let lab = lab(4, 2, 0.5);
-    feed(&lab, "FD");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
-        "TODO(12): a permit dropped unreported is no verdict: the window holds F alone (W1, B7)"
+    stays_closed(
+        &lab,
+        "FD",
+        1,
+        "TODO(12): a permit dropped unreported is no verdict: the window holds F alone (W1, B7)",
     );
-    feed(&lab, "S");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "{SECOND_VERDICT}"
-    );
+    opens(&lab, "S", SECOND_VERDICT);
 }
 
 #[test]
@@ -307,19 +276,14 @@ fn w1_w2_rejections_and_probes_never_enter_the_window() {
         "TODO(2): one probe at a time"
     );
     probe.success();
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(1),
+    stays_closed(
+        &lab,
+        "F",
+        1,
         "TODO(12): the window after closing holds F alone, below the minimum of 2: \
-         neither the refusals nor the probe's success entered it (W1, W2)"
+         neither the refusals nor the probe's success entered it (W1, W2)",
     );
-    feed(&lab, "S");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "{SECOND_VERDICT}"
-    );
+    opens(&lab, "S", SECOND_VERDICT);
 }
 
 #[test]
@@ -327,24 +291,23 @@ fn w1_a_share_just_under_the_rate_does_not_open() {
     // 3 failures of 5 is 0.6, a hair under 0.601; in whole percent the two
     // are the same 60%.
     let lab = lab(5, 5, 0.601);
-    feed(&lab, "FFFSS");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(3),
+    stays_closed(
+        &lab,
+        "FFFSS",
+        3,
         "TODO(12): a share of 0.6 is below a rate of 0.601: compare the share itself, \
-         not a rounding of it (W1)"
+         not a rounding of it (W1)",
     );
 }
 
 #[test]
 fn w1_at_exactly_n_verdicts_the_oldest_still_counts() {
     let lab = lab(3, 3, 0.3);
-    feed(&lab, "FSS");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
+    opens(
+        &lab,
+        "FSS",
         "TODO(12): F S S fills the window of 3 with 1 failure in 3, at least 0.3: the oldest \
-         verdict leaves only when a fourth arrives (W1)"
+         verdict leaves only when a fourth arrives (W1)",
     );
 }
 
@@ -353,11 +316,11 @@ fn w1_a_window_breaker_shows_the_failures_in_its_window() {
     // Six failures among nine verdicts, more than the consecutive threshold
     // of 2, and still CLOSED: nine is below the minimum of 10.
     let lab = lab(10, 10, 0.7);
-    feed(&lab, "FSFFSFFSF");
-    assert_eq!(
-        lab.breaker.state(),
-        closed(6),
-        "TODO(12): CLOSED shows the failures in the window"
+    stays_closed(
+        &lab,
+        "FSFFSFFSF",
+        6,
+        "TODO(12): CLOSED shows the failures in the window",
     );
     assert_eq!(
         lab.breaker.to_string(),
@@ -409,17 +372,16 @@ fn w1_the_share_is_compared_as_the_user_wrote_it() {
     // 7 failures of 25 is a share of 0.28, exactly the double the literal
     // `0.28` is; `0.28 * 25.0` is a little more than 7.
     let lab = lab(25, 25, 0.28);
-    feed(&lab, &format!("{}{}", "SF".repeat(6), "S".repeat(12)));
-    assert_eq!(
-        lab.breaker.state(),
-        closed(6),
-        "TODO(12): 6 failures in 24 verdicts, below the minimum of 25"
+    stays_closed(
+        &lab,
+        &format!("{}{}", "SF".repeat(6), "S".repeat(12)),
+        6,
+        "TODO(12): 6 failures in 24 verdicts, below the minimum of 25",
     );
-    feed(&lab, "F");
-    assert_eq!(
-        lab.breaker.state(),
-        State::Open { remaining: ms(10) },
-        "TODO(12): 7 failures of 25 is a share of 0.28, which opens a window of r = 0.28"
+    opens(
+        &lab,
+        "F",
+        "TODO(12): 7 failures of 25 is a share of 0.28, which opens a window of r = 0.28",
     );
 }
 

@@ -11,20 +11,35 @@ use crate::support::breaker_core::{
 };
 use crate::support::{Lab, ms};
 
-const NOT_YET: &str =
-    "TODO(2): the first attempt at or after the deadline must be admitted as the probe";
+/// The probe is out: HALF-OPEN, with its one slot taken (B4, B5).
+#[track_caller]
+fn assert_probing(lab: &Lab) {
+    assert_state!(
+        lab.breaker,
+        PROBING,
+        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
+    );
+}
+
+/// OPEN, at or past its deadline: the next attempt will be the probe (B10).
+#[track_caller]
+fn assert_open_with_nothing_left(lab: &Lab) {
+    assert_state!(
+        lab.breaker,
+        State::Open {
+            remaining: Duration::ZERO
+        },
+        "TODO(2): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
+    );
+}
 
 #[test]
 fn b4_the_first_attempt_exactly_at_the_deadline_becomes_the_probe() {
     let lab = Lab::new(2, ms(10));
     lab.trip();
     lab.advance(ms(10));
-    let probe = lab.breaker.try_acquire().expect(NOT_YET);
-    assert_state!(
-        lab.breaker,
-        PROBING,
-        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
-    );
+    let probe = lab.probe();
+    assert_probing(&lab);
     let last = *lab.transitions().last().unwrap();
     assert_eq!(
         (last.from, last.to),
@@ -49,12 +64,8 @@ fn b4_an_attempt_long_after_the_deadline_also_becomes_the_probe() {
     let lab = Lab::new(1, ms(10));
     lab.trip();
     lab.advance(ms(1_000));
-    let probe = lab.breaker.try_acquire().expect(NOT_YET);
-    assert_state!(
-        lab.breaker,
-        PROBING,
-        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
-    );
+    let probe = lab.probe();
+    assert_probing(&lab);
     probe.success();
 }
 
@@ -66,20 +77,8 @@ fn b4_the_cooldown_is_lazy_nothing_happens_until_an_attempt_asks() {
     // B10: reading after the deadline shows OPEN with nothing left, and
     // changes nothing: no transition, no new generation.
     let generation = lab.breaker.generation();
-    assert_state!(
-        lab.breaker,
-        State::Open {
-            remaining: Duration::ZERO
-        },
-        "TODO(2): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
-    );
-    assert_state!(
-        lab.breaker,
-        State::Open {
-            remaining: Duration::ZERO
-        },
-        "TODO(2): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
-    );
+    assert_open_with_nothing_left(&lab);
+    assert_open_with_nothing_left(&lab);
     assert_eq!(
         lab.breaker.generation(),
         generation,
@@ -87,7 +86,7 @@ fn b4_the_cooldown_is_lazy_nothing_happens_until_an_attempt_asks() {
     );
     assert_eq!(lab.transitions().len(), 1, "only CLOSED -> OPEN so far");
     // The transition happens when an attempt asks, stamped with that time.
-    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    let probe = lab.probe();
     assert_eq!(
         lab.transitions().len(),
         2,
@@ -103,10 +102,8 @@ fn b4_the_cooldown_is_lazy_nothing_happens_until_an_attempt_asks() {
 
 #[test]
 fn b5_only_one_probe_at_a_time_every_other_attempt_is_refused() {
-    let lab = Lab::new(2, ms(10));
-    lab.trip();
-    lab.advance(ms(10));
-    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    let lab = Lab::cooled(2, ms(10));
+    let probe = lab.probe();
     for _ in 0..3 {
         assert_refused!(
             lab.breaker,
@@ -119,20 +116,14 @@ fn b5_only_one_probe_at_a_time_every_other_attempt_is_refused() {
         Duration::ZERO,
         "TODO(2): expected `Rejected::ProbeInFlight.remaining()` to equal `Duration::ZERO`"
     );
-    assert_state!(
-        lab.breaker,
-        PROBING,
-        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
-    );
+    assert_probing(&lab);
     probe.success();
 }
 
 #[test]
 fn b5_a_successful_probe_closes_the_circuit_with_a_clean_count() {
-    let lab = Lab::new(2, ms(10));
-    lab.trip();
-    lab.advance(ms(10));
-    lab.breaker.try_acquire().expect(NOT_YET).success();
+    let lab = Lab::cooled(2, ms(10));
+    lab.probe().success();
     assert_state!(
         lab.breaker,
         State::Closed { failures: 0 },
@@ -155,10 +146,8 @@ fn b5_a_successful_probe_closes_the_circuit_with_a_clean_count() {
 
 #[test]
 fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
-    let lab = Lab::new(2, ms(10));
-    lab.trip();
-    lab.advance(ms(10));
-    let probe = lab.breaker.try_acquire().expect(NOT_YET);
+    let lab = Lab::cooled(2, ms(10));
+    let probe = lab.probe();
     lab.advance(ms(3));
     probe.failure();
     assert_state!(
@@ -199,20 +188,10 @@ fn b5_a_failed_probe_reopens_for_a_whole_cooldown_from_when_it_failed() {
 fn b1_with_a_zero_cooldown_the_next_attempt_is_the_probe() {
     let lab = Lab::new(1, Duration::ZERO);
     lab.trip();
-    let probe = lab.breaker.try_acquire().expect(NOT_YET);
-    assert_state!(
-        lab.breaker,
-        PROBING,
-        "TODO(2): the breaker must now be `State::HalfOpen {{probe_in_flight: true}}`"
-    );
+    let probe = lab.probe();
+    assert_probing(&lab);
     probe.failure();
-    assert_state!(
-        lab.breaker,
-        State::Open {
-            remaining: Duration::ZERO
-        },
-        "TODO(2): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
-    );
+    assert_open_with_nothing_left(&lab);
 }
 
 #[test]
@@ -228,17 +207,15 @@ fn b1_a_huge_cooldown_that_still_fits_ends_when_the_clock_gets_there() {
         "TODO(2): the breaker must now be `State::Open {{remaining: Duration::MAX - ms(5)}}`"
     );
     lab.advance(Duration::MAX);
-    lab.breaker.try_acquire().expect(NOT_YET).success();
+    lab.probe().success();
 }
 
 #[test]
 fn b5_every_transition_starts_a_new_generation() {
-    let lab = Lab::new(1, ms(10));
-    lab.trip();
+    let lab = Lab::cooled(1, ms(10));
+    lab.probe().failure();
     lab.advance(ms(10));
-    lab.breaker.try_acquire().expect(NOT_YET).failure();
-    lab.advance(ms(10));
-    lab.breaker.try_acquire().expect(NOT_YET).success();
+    lab.probe().success();
     let generations: Vec<u64> = lab
         .transitions()
         .iter()
@@ -261,9 +238,7 @@ fn b5_every_transition_starts_a_new_generation() {
 #[test]
 fn b9_a_probe_report_counts_whichever_way_it_goes() {
     for success in [true, false] {
-        let lab = Lab::new(1, ms(10));
-        lab.trip();
-        lab.advance(ms(10));
+        let lab = Lab::cooled(1, ms(10));
         let probe = lab.probe();
         let recorded = if success {
             probe.success()
@@ -287,10 +262,10 @@ fn b8_the_hook_sees_every_transition_around_a_probe_once_and_complete() {
             let hooked = crate::support::Hooked::reading(1, ms(10), |_, _| {});
             hooked.trip(); // CLOSED -> OPEN
             hooked.clock.advance(ms(10));
-            let probe = hooked.breaker.try_acquire().expect(NOT_YET); // -> HALF-OPEN
+            let probe = hooked.probe(); // -> HALF-OPEN
             probe.failure(); // -> OPEN
             hooked.clock.advance(ms(10));
-            let probe = hooked.breaker.try_acquire().expect(NOT_YET); // -> HALF-OPEN
+            let probe = hooked.probe(); // -> HALF-OPEN
             probe.success(); // -> CLOSED
             let seen: Vec<(Phase, Phase, Duration, Option<State>)> = hooked
                 .seen()

@@ -39,9 +39,7 @@ fn b7_a_panic_while_holding_a_permit_counts_as_a_failure() {
 
 #[test]
 fn b7_a_panicking_probe_reopens_the_circuit_and_the_next_cooldown_ends_in_a_probe() {
-    let lab = Lab::new(1, ms(10));
-    lab.trip();
-    lab.advance(ms(10));
+    let lab = Lab::cooled(1, ms(10));
     panic_holding_permit(&lab);
     assert_state!(
         lab.breaker,
@@ -62,9 +60,7 @@ fn b7_a_panicking_probe_reopens_the_circuit_and_the_next_cooldown_ends_in_a_prob
 
 #[test]
 fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
-    let lab = Lab::new(1, ms(10));
-    lab.trip();
-    lab.advance(ms(10));
+    let lab = Lab::cooled(1, ms(10));
     let generation = {
         let probe = lab.probe();
         probe.generation()
@@ -89,9 +85,7 @@ fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
 
 #[test]
 fn b5_b7_a_probe_admitted_after_a_dropped_one_holds_the_single_slot() {
-    let lab = Lab::new(1, ms(10));
-    lab.trip();
-    lab.advance(ms(10));
+    let lab = Lab::cooled(1, ms(10));
     drop(lab.probe());
     let _second = lab
         .breaker

@@ -33,11 +33,7 @@ fn e1_an_attempt_budget_of_zero_is_an_error_and_never_calls_the_task() {
             result.unwrap_err().to_string().contains("at least 1"),
             "TODO(6): expected `result.unwrap_err().to_string().contains(\"at least 1\")`"
         );
-        assert_eq!(
-            script.calls(),
-            0,
-            "TODO(6): the dependency must have been called exactly 0 time(s)"
-        );
+        script.assert_calls(0, "TODO(6)");
         assert_eq!(
             lab.breaker.state(),
             State::Closed { failures: 0 },
@@ -53,11 +49,7 @@ fn e5_e6_a_first_time_success_returns_the_value_without_sleeping() {
         let script = Script::new([Ok(7)]);
         let result = lab.call(3, &script).run().await;
         assert_eq!(result.unwrap(), 7, "TODO(6): the call must return Ok(7)");
-        assert_eq!(
-            script.calls(),
-            1,
-            "TODO(6): the dependency must have been called exactly 1 time(s)"
-        );
+        script.assert_calls(1, "TODO(6)");
         assert!(
             lab.sleeper.delays().is_empty(),
             "E6: no sleep before the first attempt"
@@ -72,11 +64,7 @@ fn e5_a_retryable_failure_is_retried_after_its_backoff() {
         let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable), Ok(3)]);
         let result = lab.call(3, &script).run().await;
         assert_eq!(result.unwrap(), 3, "TODO(6): the call must return Ok(3)");
-        assert_eq!(
-            script.calls(),
-            3,
-            "TODO(6): the dependency must have been called exactly 3 time(s)"
-        );
+        script.assert_calls(3, "TODO(6)");
         assert_eq!(
             lab.sleeper.delays(),
             [ms(10), ms(20)],
@@ -123,11 +111,7 @@ fn e5_a_non_retryable_error_is_returned_at_once_with_the_original_as_source() {
             Some(&Fault::Declined),
             "TODO(6): expected `error.task_error()` to equal `Some(&Fault::Declined)`"
         );
-        assert_eq!(
-            script.calls(),
-            1,
-            "TODO(6): the dependency must have been called exactly 1 time(s)"
-        );
+        script.assert_calls(1, "TODO(6)");
         assert!(
             lab.sleeper.delays().is_empty(),
             "no sleep when nothing will be retried"
@@ -271,11 +255,7 @@ fn e6_the_last_failure_is_returned_without_a_sleep_after_it() {
             Some(Fault::Unavailable),
             "TODO(6): expected `error.into_task_error()` to equal `Some(Fault::Unavailable)`"
         );
-        assert_eq!(
-            script.calls(),
-            3,
-            "TODO(6): the dependency must have been called exactly 3 time(s)"
-        );
+        script.assert_calls(3, "TODO(6)");
         assert_eq!(
             lab.sleeper.delays(),
             [ms(10), ms(20)],
@@ -307,13 +287,20 @@ fn e6_a_single_attempt_budget_never_sleeps() {
     });
 }
 
+/// A call of `attempts` on a threshold-2 breaker (cooldown 100 ms) whose
+/// attempts time out, then fail with `second`: the two failures open the
+/// circuit under the call. Returns the lab, the script and the call's error.
+async fn opened_under_the_call(attempts: u32, second: Fault) -> (Lab, Script, ExecuteError<Fault>) {
+    let lab = Lab::new(2, ms(100));
+    let script = Script::new([Err(Fault::Timeout), Err(second)]);
+    let result = lab.call(attempts, &script).run().await;
+    (lab, script, result.unwrap_err())
+}
+
 #[test]
 fn e4_every_attempt_is_reported_so_retries_can_open_the_circuit() {
     run(LOOPED, async {
-        let lab = Lab::new(2, ms(100));
-        let script = Script::new([Err(Fault::Timeout), Err(Fault::Timeout)]);
-        let result = lab.call(5, &script).run().await;
-        let error = result.unwrap_err();
+        let (lab, script, error) = opened_under_the_call(5, Fault::Timeout).await;
         assert_eq!(
             error.ending(),
             "Rejected",
@@ -410,9 +397,7 @@ fn e3_a_rejection_ends_the_call_at_once_without_task_sleep_or_spin() {
 #[test]
 fn e3_a_call_refused_because_a_probe_is_out_says_so() {
     run(LOOPED, async {
-        let lab = Lab::new(1, ms(10));
-        lab.trip();
-        lab.advance(ms(10));
+        let lab = Lab::cooled(1, ms(10));
         let probe = lab.probe();
         let script = Script::new([]);
         let result = lab.call(3, &script).run().await;
@@ -436,11 +421,7 @@ fn e3_a_call_refused_because_a_probe_is_out_says_so() {
             None,
             "TODO(6): a refusal of the first attempt carries no task error (E10); got {result:?}"
         );
-        assert_eq!(
-            script.calls(),
-            0,
-            "TODO(6): the dependency must have been called exactly 0 time(s)"
-        );
+        script.assert_calls(0, "TODO(6)");
         assert_eq!(
             lab.breaker.state(),
             State::HalfOpen {
@@ -551,9 +532,7 @@ fn b7_a_task_that_panics_before_returning_its_future_counts_too() {
 
 #[test]
 fn b7_a_panicking_probe_does_not_wedge_the_breaker() {
-    let lab = Arc::new(Lab::new(1, ms(10)));
-    lab.trip();
-    lab.advance(ms(10));
+    let lab = Arc::new(Lab::cooled(1, ms(10)));
     let shared = Arc::clone(&lab);
     let caught = catch_unwind(AssertUnwindSafe(|| {
         run(LOOPED, async move {
@@ -624,9 +603,7 @@ fn b7_a_panicking_predicate_or_backoff_propagates_after_the_failure_was_counted(
 
 #[test]
 fn b7_dropping_the_call_mid_attempt_gives_the_probe_slot_back() {
-    let lab = Lab::new(1, ms(10));
-    lab.trip();
-    lab.advance(ms(10));
+    let lab = Lab::cooled(1, ms(10));
     {
         let cancel = CancellationToken::new();
         let call = lab.breaker.execute(
@@ -685,11 +662,7 @@ fn b7_dropping_the_call_mid_sleep_keeps_the_failures_already_counted() {
             "asleep after the first failure"
         );
     }
-    assert_eq!(
-        script.calls(),
-        1,
-        "TODO(6): the dependency must have been called exactly 1 time(s)"
-    );
+    script.assert_calls(1, "TODO(6)");
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 1 },
@@ -770,10 +743,7 @@ fn e10_a_refusal_after_a_failed_attempt_carries_that_attempts_error() {
     run(LOOPED, async {
         // Threshold 2: attempt 2's failure opens the circuit, so attempt 3
         // is refused. The caller must still learn why.
-        let lab = Lab::new(2, ms(100));
-        let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable)]);
-        let result = lab.call(3, &script).run().await;
-        let error = result.unwrap_err();
+        let (_lab, _, error) = opened_under_the_call(3, Fault::Unavailable).await;
         assert_eq!(
             error.ending(),
             "Rejected",
@@ -953,11 +923,7 @@ fn b11_a_hook_that_panics_after_an_attempt_is_reported_panics_the_caller_with_th
         }
     });
     let script = hooked_call(&hooked, [Err(Fault::Timeout)]);
-    assert_eq!(
-        script.calls(),
-        1,
-        "TODO(6): the dependency must have been called exactly 1 time(s)"
-    );
+    script.assert_calls(1, "TODO(6)");
     assert_eq!(
         hooked.breaker.state(),
         State::Open { remaining: ms(10) },
@@ -1082,9 +1048,7 @@ where
 #[test]
 fn b7_a_probe_that_never_finishes_holds_half_open_and_a_deadline_inside_the_task_ends_it() {
     for with_deadline in [false, true] {
-        let lab = Lab::new(1, ms(10));
-        lab.trip();
-        lab.advance(ms(10));
+        let lab = Lab::cooled(1, ms(10));
         let cancel = CancellationToken::new();
         let clock = lab.clock.clone();
         let hangs = move || {

@@ -2,7 +2,7 @@
 //! attempt and during a backoff sleep (TODO(7); rules E2, E7).
 
 use std::future::{Future, pending};
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -14,24 +14,37 @@ use crate::support::{Ending, Fault, Lab, Script, linear, ms, poll_once, retryabl
 
 const LOOPED: &str = "the call did not notice its cancelled token: TODO(7)";
 
+/// A token cancelled before the call starts.
+fn cancelled() -> CancellationToken {
+    let token = CancellationToken::new();
+    token.cancel();
+    token
+}
+
+/// `attempts_made` of a cancelled call: the attempts that `ran` before the
+/// cancellation was noticed (E2, E7).
+#[track_caller]
+fn assert_attempts_made(result: &Result<u32, ExecuteError<Fault>>, ran: u32) {
+    assert_eq!(
+        result.attempts_made(),
+        Some(ran),
+        "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here {ran} (E2, E7)"
+    );
+}
+
 #[test]
 fn e2_a_token_cancelled_before_the_call_means_no_attempt_at_all() {
     run(LOOPED, async {
         let lab = Lab::new(1, ms(10));
         let script = Script::new([Ok(1)]);
-        let cancel = CancellationToken::new();
-        cancel.cancel();
+        let cancel = cancelled();
         let result = lab.call(3, &script).cancel(&cancel).run().await;
         assert_eq!(
             result.ending(),
             "Cancelled",
             "TODO(7): check the token before every attempt (E2); got {result:?}"
         );
-        assert_eq!(
-            result.attempts_made(),
-            Some(0),
-            "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here 0 (E2, E7)"
-        );
+        assert_attempts_made(&result, 0);
         assert_eq!(script.calls(), 0, "E2: the task is not invoked");
         assert_eq!(
             result.cause(),
@@ -53,11 +66,8 @@ fn e2_a_token_cancelled_before_the_call_means_no_attempt_at_all() {
 #[test]
 fn e2_a_cancelled_token_does_not_take_the_probe_slot() {
     run(LOOPED, async {
-        let lab = Lab::new(1, ms(10));
-        lab.trip();
-        lab.advance(ms(10));
-        let cancel = CancellationToken::new();
-        cancel.cancel();
+        let lab = Lab::cooled(1, ms(10));
+        let cancel = cancelled();
         let script = Script::new([Ok(1)]);
         let result = lab.call(1, &script).cancel(&cancel).run().await;
         assert_eq!(
@@ -65,11 +75,7 @@ fn e2_a_cancelled_token_does_not_take_the_probe_slot() {
             "Cancelled",
             "TODO(7): a cancelled call must not even ask the breaker; got {result:?}"
         );
-        assert_eq!(
-            result.attempts_made(),
-            Some(0),
-            "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here 0 (E2, E7)"
-        );
+        assert_attempts_made(&result, 0);
         assert_eq!(
             lab.breaker.state(),
             State::Open {
@@ -98,16 +104,8 @@ fn e7_a_token_cancelled_while_the_task_runs_stops_the_retries_and_the_outcome_st
             "Cancelled",
             "TODO(7): no attempt after the token is cancelled; got {result:?}"
         );
-        assert_eq!(
-            result.attempts_made(),
-            Some(1),
-            "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here 1 (E2, E7)"
-        );
-        assert_eq!(
-            script.calls(),
-            1,
-            "TODO(7): the dependency must have been called exactly 1 time(s)"
-        );
+        assert_attempts_made(&result, 1);
+        script.assert_calls(1, "TODO(7)");
         assert!(
             lab.sleeper.delays().is_empty(),
             "TODO(7): a cancelled call does not start a backoff sleep"
@@ -161,6 +159,37 @@ impl Sleeper for CancelsWhileAsleep {
     }
 }
 
+/// A call of three attempts at `script` whose backoff sleep cancels the
+/// token and then completes anyway: only the check before the next attempt
+/// can notice (E2).
+async fn cancelled_in_a_finished_sleep(
+    lab: &Lab,
+    script: &Script,
+) -> Result<u32, ExecuteError<Fault>> {
+    let cancel = CancellationToken::new();
+    let sleeper = CancelsWhileAsleep {
+        cancel: cancel.clone(),
+        finishes: true,
+    };
+    lab.call(3, script)
+        .cancel(&cancel)
+        .sleeper(&sleeper)
+        .run()
+        .await
+}
+
+/// Polls a call whose first poll ends in an endless sleep that cancels its
+/// token. A correct call is woken by the token, so one more poll at the
+/// most finds it finished; `None` if it is still asleep.
+fn within_two_polls<F: Future>(mut call: Pin<&mut F>) -> Option<F::Output> {
+    for _ in 0..2 {
+        if let Poll::Ready(output) = poll_once(call.as_mut()) {
+            return Some(output);
+        }
+    }
+    None
+}
+
 #[test]
 fn e7_a_cancellation_during_a_sleep_ends_the_call_promptly() {
     let lab = Lab::new(3, ms(10));
@@ -175,27 +204,14 @@ fn e7_a_cancellation_during_a_sleep_ends_the_call_promptly() {
     // The first poll runs attempt 1 and starts the (endless) sleep, which
     // cancels the token. A correct call is woken by the token; either way
     // one more poll must find it finished, not still asleep.
-    let first = poll_once(call.as_mut());
-    let outcome = match first {
-        Poll::Ready(outcome) => outcome,
-        Poll::Pending => match poll_once(call.as_mut()) {
-            Poll::Ready(outcome) => outcome,
-            Poll::Pending => panic!(
-                "TODO(7): the token was cancelled during the backoff sleep, but the call is still asleep (E7)"
-            ),
-        },
+    let Some(outcome) = within_two_polls(call.as_mut()) else {
+        panic!(
+            "TODO(7): the token was cancelled during the backoff sleep, but the call is still asleep (E7)"
+        );
     };
     assert_eq!(outcome.ending(), "Cancelled", "{outcome:?}");
-    assert_eq!(
-        outcome.attempts_made(),
-        Some(1),
-        "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here 1 (E2, E7)"
-    );
-    assert_eq!(
-        script.calls(),
-        1,
-        "TODO(7): the dependency must have been called exactly 1 time(s)"
-    );
+    assert_attempts_made(&outcome, 1);
+    script.assert_calls(1, "TODO(7)");
 }
 
 #[test]
@@ -203,34 +219,14 @@ fn e2_the_token_is_checked_again_before_every_attempt_not_only_the_first() {
     run(LOOPED, async {
         let lab = Lab::new(3, ms(10));
         let script = Script::new([Err(Fault::Timeout), Ok(1)]);
-        let cancel = CancellationToken::new();
-        // The sleep completes even though it cancelled the token: only the
-        // check before attempt 2 can notice.
-        let sleeper = CancelsWhileAsleep {
-            cancel: cancel.clone(),
-            finishes: true,
-        };
-        let result = lab
-            .call(3, &script)
-            .cancel(&cancel)
-            .sleeper(&sleeper)
-            .run()
-            .await;
+        let result = cancelled_in_a_finished_sleep(&lab, &script).await;
         assert_eq!(
             result.ending(),
             "Cancelled",
             "TODO(7): check the token before every attempt, not just the first (E2); got {result:?}"
         );
-        assert_eq!(
-            result.attempts_made(),
-            Some(1),
-            "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here 1 (E2, E7)"
-        );
-        assert_eq!(
-            script.calls(),
-            1,
-            "TODO(7): the dependency must have been called exactly 1 time(s)"
-        );
+        assert_attempts_made(&result, 1);
+        script.assert_calls(1, "TODO(7)");
     });
 }
 
@@ -287,11 +283,7 @@ fn e7_cancelling_from_another_task_wakes_a_call_that_sleeps_for_real() {
                 "Cancelled",
                 "TODO(7): stop sleeping when the token is cancelled; got {result:?}"
             );
-            assert_eq!(
-                result.attempts_made(),
-                Some(1),
-                "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here 1 (E2, E7)"
-            );
+            assert_attempts_made(&result, 1);
         },
     );
 }
@@ -439,8 +431,7 @@ fn e2_a_cancelled_token_wins_over_an_open_circuit_and_asks_nothing() {
         let lab = Lab::new(1, ms(10));
         lab.trip();
         lab.advance(ms(3));
-        let cancel = CancellationToken::new();
-        cancel.cancel();
+        let cancel = cancelled();
         let script = Script::new([]);
         let result = lab.call(3, &script).cancel(&cancel).run().await;
         assert_eq!(
@@ -448,11 +439,7 @@ fn e2_a_cancelled_token_wins_over_an_open_circuit_and_asks_nothing() {
             "Cancelled",
             "TODO(7): the token is checked before the breaker is asked (E2); got {result:?}"
         );
-        assert_eq!(
-            result.attempts_made(),
-            Some(0),
-            "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here 0 (E2, E7)"
-        );
+        assert_attempts_made(&result, 0);
         assert_eq!(
             lab.breaker.state(),
             State::Open { remaining: ms(7) },
@@ -511,15 +498,11 @@ fn e7_a_call_cancelled_during_its_backoff_carries_the_failure_it_was_waiting_to_
         let mut call = pin!(call);
         // The first poll runs the attempts up to the endless sleep, which
         // cancels the token; one more poll must find the call finished.
-        let result = match poll_once(call.as_mut()) {
-            Poll::Ready(result) => result,
-            Poll::Pending => match poll_once(call.as_mut()) {
-                Poll::Ready(result) => result,
-                Poll::Pending => panic!(
-                    "TODO(7): the token was cancelled during the sleep after attempt {nth}, but \
-                     the call is still asleep (E7)"
-                ),
-            },
+        let Some(result) = within_two_polls(call.as_mut()) else {
+            panic!(
+                "TODO(7): the token was cancelled during the sleep after attempt {nth}, but \
+                 the call is still asleep (E7)"
+            );
         };
         assert_eq!(
             result.ending(),
@@ -543,17 +526,7 @@ fn e2_a_call_cancelled_before_its_next_attempt_carries_the_failure_before_it() {
     run(LOOPED, async {
         let lab = Lab::new(5, ms(10));
         let script = Script::new([Err(Fault::Unavailable), Ok(1)]);
-        let cancel = CancellationToken::new();
-        let sleeper = CancelsWhileAsleep {
-            cancel: cancel.clone(),
-            finishes: true,
-        };
-        let result = lab
-            .call(3, &script)
-            .cancel(&cancel)
-            .sleeper(&sleeper)
-            .run()
-            .await;
+        let result = cancelled_in_a_finished_sleep(&lab, &script).await;
         assert_eq!(
             result.attempts_made(),
             Some(1),
@@ -611,8 +584,7 @@ fn e2_a_cancelled_policy_makes_no_attempt() {
     run(LOOPED, async {
         let lab = Lab::new(10, ms(10));
         let script = Script::new([Ok(1)]);
-        let cancel = CancellationToken::new();
-        cancel.cancel();
+        let cancel = cancelled();
         let policy = retry_breaker::RetryPolicy::constant(ms(10)).cancel_on(cancel);
         let result = policy.run(&lab.breaker, &lab.sleeper, script.task()).await;
         assert_eq!(

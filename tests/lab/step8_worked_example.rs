@@ -4,7 +4,7 @@
 
 use std::fmt::Debug;
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -36,11 +36,83 @@ fn show<T: Debug>(result: &Result<T, ExecuteError<Fault>>) -> String {
 }
 
 /// Polls a call once; it must finish.
-fn finish<F: Future>(call: std::pin::Pin<&mut F>) -> F::Output {
+fn finish<F: Future>(call: Pin<&mut F>) -> F::Output {
     match poll_once(call) {
         Poll::Ready(output) => output,
         Poll::Pending => panic!("this call had nothing left to wait for, yet it did not finish"),
     }
+}
+
+/// The worked example's backoff: n ms after attempt n fails.
+fn backoff(attempt: u32) -> Duration {
+    ms(attempt.into())
+}
+
+/// Writes down what `who`'s call returned, and the state it left.
+fn log_return<T: Debug>(lab: &Lab, who: &'static str, result: &Result<T, ExecuteError<Fault>>) {
+    lab.timeline.log(
+        who,
+        format!("returns {} | {}", show(result), lab.breaker.state()),
+    );
+}
+
+/// One call of `execute` by `who`, every attempt and sleep of it traced on
+/// the lab's timeline, and what it returned.
+async fn traced_call(
+    lab: &Lab,
+    cancel: &CancellationToken,
+    who: &'static str,
+    attempts: u32,
+    script: &Script,
+    backoff: impl Fn(u32) -> Duration,
+) {
+    let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), who);
+    let task = script.traced(&lab.timeline, who);
+    let result = lab
+        .breaker
+        .execute(attempts, task, retryable, backoff, cancel, &sleeper)
+        .await;
+    log_return(lab, who, &result);
+}
+
+/// A call of one attempt by `who` whose dependency answers `Ok(value)` only
+/// once the returned token is cancelled: a call still out while others
+/// come and go. Nothing happens until the call is first polled.
+fn held<'a>(
+    lab: &'a Lab,
+    cancel: &'a CancellationToken,
+    who: &'static str,
+    value: u32,
+) -> (
+    CancellationToken,
+    impl Future<Output = Result<u32, ExecuteError<Fault>>> + 'a,
+) {
+    let release = CancellationToken::new();
+    let gate = release.clone();
+    let task = move || {
+        let gate = gate.clone();
+        async move {
+            gate.cancelled().await;
+            Ok::<u32, Fault>(value)
+        }
+    };
+    let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), who);
+    let call = async move {
+        lab.breaker
+            .execute(1, task, retryable, backoff, cancel, &sleeper)
+            .await
+    };
+    (release, call)
+}
+
+/// Polls `who`'s [`held`] call once: admitted, it waits for its dependency.
+fn waiting<F: Future>(lab: &Lab, who: &'static str, call: Pin<&mut F>) {
+    assert!(
+        poll_once(call).is_pending(),
+        "{who} waits for its dependency"
+    );
+    lab.timeline
+        .log(who, "admitted, waiting for the dependency");
 }
 
 #[test]
@@ -48,24 +120,8 @@ fn worked_example_end_to_end() {
     let trace = run("the worked example did not finish", async {
         let lab = Lab::new(2, ms(10));
         let cancel = CancellationToken::new();
-        let backoff = |n: u32| ms(n.into());
         let call = async |who: &'static str, attempts: u32, script: &Script| {
-            let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), who);
-            let result = lab
-                .breaker
-                .execute(
-                    attempts,
-                    script.traced(&lab.timeline, who),
-                    retryable,
-                    backoff,
-                    &cancel,
-                    &sleeper,
-                )
-                .await;
-            lab.timeline.log(
-                who,
-                format!("returns {} | {}", show(&result), lab.breaker.state()),
-            );
+            traced_call(&lab, &cancel, who, attempts, script, backoff).await;
         };
 
         lab.timeline.log(
@@ -84,11 +140,7 @@ fn worked_example_end_to_end() {
         lab.advance(ms(5));
         let untouched = Script::new([]);
         call("call 3", 1, &untouched).await;
-        assert_eq!(
-            untouched.calls(),
-            0,
-            "steps 1-7: the dependency must have been called exactly 0 time(s)"
-        );
+        untouched.assert_calls(0, "steps 1-7");
 
         lab.timeline.log(
             "--",
@@ -108,67 +160,26 @@ fn worked_example_end_to_end() {
         );
         let retried = Script::new([Err(Fault::Timeout), Ok(5)]);
         call("call 5", 3, &retried).await;
-        assert_eq!(
-            retried.calls(),
-            2,
-            "steps 1-7: the dependency must have been called exactly 2 time(s)"
-        );
+        retried.assert_calls(2, "steps 1-7");
 
         lab.timeline.log(
             "--",
             "6. a stale success: call 6 is admitted while CLOSED, others open the circuit",
         );
-        let release = CancellationToken::new();
-        let gate = release.clone();
-        let slow = || {
-            let gate = gate.clone();
-            async move {
-                gate.cancelled().await;
-                Ok::<u32, Fault>(6)
-            }
-        };
-        let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), "call 6");
-        let stale = lab
-            .breaker
-            .execute(1, slow, retryable, backoff, &cancel, &sleeper);
+        let (release, stale) = held(&lab, &cancel, "call 6", 6);
         let mut stale = pin!(stale);
-        assert!(
-            poll_once(stale.as_mut()).is_pending(),
-            "call 6 waits for its dependency"
-        );
-        lab.timeline
-            .log("call 6", "admitted, waiting for the dependency");
+        waiting(&lab, "call 6", stale.as_mut());
         // Call 11 is admitted in the same CLOSED generation, and its answer
         // comes back only while the probe of step 7 is out: the case that
         // only the student's generation check decides.
-        let late_release = CancellationToken::new();
-        let late_gate = late_release.clone();
-        let late_task = || {
-            let gate = late_gate.clone();
-            async move {
-                gate.cancelled().await;
-                Ok::<u32, Fault>(11)
-            }
-        };
-        let late_sleeper = lab.timeline.sleeper(lab.sleeper.clone(), "call 11");
-        let late = lab
-            .breaker
-            .execute(1, late_task, retryable, backoff, &cancel, &late_sleeper);
+        let (late_release, late) = held(&lab, &cancel, "call 11", 11);
         let mut late = pin!(late);
-        assert!(
-            poll_once(late.as_mut()).is_pending(),
-            "call 11 waits for its dependency"
-        );
-        lab.timeline
-            .log("call 11", "admitted, waiting for the dependency");
+        waiting(&lab, "call 11", late.as_mut());
         call("call 7", 1, &Script::new([Err(Fault::Unavailable)])).await;
         call("call 8", 1, &Script::new([Err(Fault::Unavailable)])).await;
         release.cancel();
         let result = finish(stale.as_mut());
-        lab.timeline.log(
-            "call 6",
-            format!("returns {} | {}", show(&result), lab.breaker.state()),
-        );
+        log_return(&lab, "call 6", &result);
         assert_eq!(
             result.unwrap(),
             6,
@@ -185,19 +196,7 @@ fn worked_example_end_to_end() {
             "7. at the deadline two callers ask at once: one probes, one is rejected; meanwhile call 11's late success is stale",
         );
         lab.advance(ms(10));
-        let release = CancellationToken::new();
-        let gate = release.clone();
-        let probe_task = || {
-            let gate = gate.clone();
-            async move {
-                gate.cancelled().await;
-                Ok::<u32, Fault>(9)
-            }
-        };
-        let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), "call 9");
-        let probe = lab
-            .breaker
-            .execute(1, probe_task, retryable, backoff, &cancel, &sleeper);
+        let (release, probe) = held(&lab, &cancel, "call 9", 9);
         let mut probe = pin!(probe);
         assert!(
             poll_once(probe.as_mut()).is_pending(),
@@ -225,17 +224,9 @@ fn worked_example_end_to_end() {
         );
         let refused = Script::new([]);
         call("call 10", 3, &refused).await;
-        assert_eq!(
-            refused.calls(),
-            0,
-            "steps 1-7: the dependency must have been called exactly 0 time(s)"
-        );
+        refused.assert_calls(0, "steps 1-7");
         release.cancel();
-        let result = finish(probe.as_mut());
-        lab.timeline.log(
-            "call 9",
-            format!("returns {} | {}", show(&result), lab.breaker.state()),
-        );
+        log_return(&lab, "call 9", &finish(probe.as_mut()));
 
         lab.timeline.render()
     });
@@ -250,22 +241,7 @@ fn worked_example_step_4_had_the_probe_failed() {
         for (who, delay) in [("call 1", 0), ("call 2", 0), ("call 3", 10)] {
             lab.advance(ms(delay));
             let script = Script::new([Err(Fault::Timeout)]);
-            let sleeper = lab.timeline.sleeper(lab.sleeper.clone(), who);
-            let result = lab
-                .breaker
-                .execute(
-                    1,
-                    script.traced(&lab.timeline, who),
-                    retryable,
-                    |_| Duration::ZERO,
-                    &cancel,
-                    &sleeper,
-                )
-                .await;
-            lab.timeline.log(
-                who,
-                format!("returns {} | {}", show(&result), lab.breaker.state()),
-            );
+            traced_call(&lab, &cancel, who, 1, &script, |_| Duration::ZERO).await;
         }
         assert_state!(
             lab.breaker,

@@ -169,20 +169,16 @@ fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op
                 ..Step::default()
             }
         }
-        Op::Ignore(i) => {
+        // Neither is a verdict: the model hands the permit's slot back.
+        Op::Ignore(i) | Op::Drop(i) => {
             let (name, caller, generation) = out.remove(i % out.len());
-            let rule = model.ignore(generation);
+            let (rule, what) = if let Op::Ignore(_) = op {
+                (model.ignore(generation), "reports an ignored outcome")
+            } else {
+                (model.abandon(generation), "is dropped unreported")
+            };
             Step {
-                description: format!("{name} (caller #{caller}) reports an ignored outcome"),
-                rule,
-                ..Step::default()
-            }
-        }
-        Op::Drop(i) => {
-            let (name, caller, generation) = out.remove(i % out.len());
-            let rule = model.abandon(generation);
-            Step {
-                description: format!("{name} (caller #{caller}) is dropped unreported"),
+                description: format!("{name} (caller #{caller}) {what}"),
                 rule,
                 ..Step::default()
             }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use retry_breaker::{Clock, ManualClock, Permit, RetryBreaker, State};
 
-use super::lab::Lab;
+use super::lab::{Lab, probe, trip};
 
 use super::hooked::panic_message;
 use super::panics::quietly;
@@ -106,21 +106,14 @@ impl Core {
         self.clock.advance(by);
     }
 
-    /// Opens the circuit with `threshold` reported failures, at the current time.
+    /// Opens the circuit at the current time (the shared [`trip`](fn@trip)).
     pub fn trip(&self) {
-        for _ in 0..self.breaker.threshold() {
-            self.breaker
-                .try_acquire()
-                .expect("a closed circuit admits every attempt")
-                .failure();
-        }
+        trip(&self.breaker);
     }
 
-    /// Admits the probe of a circuit whose cooldown is over.
+    /// Admits the probe of a circuit whose cooldown is over (the shared [`probe`](fn@probe)).
     pub fn probe(&self) -> Permit<'_, TestClock> {
-        self.breaker.try_acquire().expect(
-            "TODO(2): the first attempt at or after the deadline must be admitted as the probe",
-        )
+        probe(&self.breaker)
     }
 
     /// Runs `f` while every reading of the clock panics, then mends the

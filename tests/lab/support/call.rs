@@ -88,17 +88,7 @@ impl Lab {
 impl<'a, T, E, Task, R, B, S, K> Call<'a, T, E, Task, R, B, S, K> {
     /// Retries what `retryable` accepts, instead of every fault but a decline.
     pub fn retrying<R2: Fn(&E) -> bool>(self, retryable: R2) -> Call<'a, T, E, Task, R2, B, S, K> {
-        Call {
-            lab: self.lab,
-            attempts: self.attempts,
-            task: self.task,
-            retryable,
-            backoff: self.backoff,
-            cancel: self.cancel,
-            sleeper: self.sleeper,
-            classify: self.classify,
-            _outcome: self._outcome,
-        }
+        self.with(|_, backoff, sleeper, classify| (retryable, backoff, sleeper, classify))
     }
 
     /// Sleeps `backoff(n)` after attempt `n` fails, instead of [`linear`].
@@ -106,17 +96,7 @@ impl<'a, T, E, Task, R, B, S, K> Call<'a, T, E, Task, R, B, S, K> {
         self,
         backoff: B2,
     ) -> Call<'a, T, E, Task, R, B2, S, K> {
-        Call {
-            lab: self.lab,
-            attempts: self.attempts,
-            task: self.task,
-            retryable: self.retryable,
-            backoff,
-            cancel: self.cancel,
-            sleeper: self.sleeper,
-            classify: self.classify,
-            _outcome: self._outcome,
-        }
+        self.with(|retryable, _, sleeper, classify| (retryable, backoff, sleeper, classify))
     }
 
     /// Watches `token` (a clone of it) instead of a token nobody cancels.
@@ -127,17 +107,7 @@ impl<'a, T, E, Task, R, B, S, K> Call<'a, T, E, Task, R, B, S, K> {
 
     /// Sleeps through `sleeper` instead of the lab's own.
     pub fn sleeper<S2: Sleeper>(self, sleeper: &'a S2) -> Call<'a, T, E, Task, R, B, S2, K> {
-        Call {
-            lab: self.lab,
-            attempts: self.attempts,
-            task: self.task,
-            retryable: self.retryable,
-            backoff: self.backoff,
-            cancel: self.cancel,
-            sleeper,
-            classify: self.classify,
-            _outcome: self._outcome,
-        }
+        self.with(|retryable, backoff, _, classify| (retryable, backoff, sleeper, classify))
     }
 
     /// Goes through `execute_classified`, with `classify` giving the verdicts.
@@ -145,15 +115,27 @@ impl<'a, T, E, Task, R, B, S, K> Call<'a, T, E, Task, R, B, S, K> {
     where
         K2: Fn(&Result<T, E>) -> Verdict,
     {
+        self.with(|retryable, backoff, sleeper, _| (retryable, backoff, sleeper, Some(classify)))
+    }
+
+    /// The same call with its retryable, backoff, sleeper and classifier
+    /// replaced by what `parts` makes of them: the builders above, each of
+    /// which changes one part (and with it the call's type).
+    fn with<R2, B2, S2, K2>(
+        self,
+        parts: impl FnOnce(R, B, &'a S, Option<K>) -> (R2, B2, &'a S2, Option<K2>),
+    ) -> Call<'a, T, E, Task, R2, B2, S2, K2> {
+        let (retryable, backoff, sleeper, classify) =
+            parts(self.retryable, self.backoff, self.sleeper, self.classify);
         Call {
             lab: self.lab,
             attempts: self.attempts,
             task: self.task,
-            retryable: self.retryable,
-            backoff: self.backoff,
+            retryable,
+            backoff,
             cancel: self.cancel,
-            sleeper: self.sleeper,
-            classify: Some(classify),
+            sleeper,
+            classify,
             _outcome: self._outcome,
         }
     }

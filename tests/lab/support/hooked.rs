@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use retry_breaker::{ManualClock, RetryBreaker, State, Transition};
+use retry_breaker::{ManualClock, Permit, RetryBreaker, State, Transition};
 
+use super::lab::{probe, trip};
 use super::watchdog::Alarm;
 
 type Shared = Arc<RetryBreaker<ManualClock>>;
@@ -28,34 +29,27 @@ pub struct Hooked {
     _alarm: Option<Alarm>,
 }
 
+/// What a test's hook does after writing the transition down: anything,
+/// even panic or call the breaker it is handed.
+pub trait Also: Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static {}
+
+impl<F: Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static> Also for F {}
+
 impl Hooked {
     /// A breaker at t = 0 whose hook writes each transition down, then runs
     /// `also` (which may panic, or call the breaker).
-    pub fn new(
-        threshold: u32,
-        cooldown: Duration,
-        also: impl Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static,
-    ) -> Hooked {
+    pub fn new(threshold: u32, cooldown: Duration, also: impl Also) -> Hooked {
         Hooked::build(threshold, cooldown, false, also)
     }
 
     /// Like [`new`](Hooked::new), with a hook that also reads the breaker's
     /// state and generation. A breaker that calls its hook under its lock
     /// deadlocks here: use it under a watchdog.
-    pub fn reading(
-        threshold: u32,
-        cooldown: Duration,
-        also: impl Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static,
-    ) -> Hooked {
+    pub fn reading(threshold: u32, cooldown: Duration, also: impl Also) -> Hooked {
         Hooked::build(threshold, cooldown, true, also)
     }
 
-    fn build(
-        threshold: u32,
-        cooldown: Duration,
-        reads: bool,
-        also: impl Fn(&RetryBreaker<ManualClock>, &Transition) + Send + Sync + 'static,
-    ) -> Hooked {
+    fn build(threshold: u32, cooldown: Duration, reads: bool, also: impl Also) -> Hooked {
         super::panics::install();
         let clock = ManualClock::new();
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -95,14 +89,14 @@ impl Hooked {
         self.seen.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Reports `threshold` failures at the current time.
+    /// Reports `threshold` failures at the current time (the shared [`trip`](fn@trip)).
     pub fn trip(&self) {
-        for _ in 0..self.breaker.threshold() {
-            self.breaker
-                .try_acquire()
-                .expect("a closed circuit admits every attempt")
-                .failure();
-        }
+        trip(&self.breaker);
+    }
+
+    /// Admits the probe of a circuit whose cooldown is over (the shared [`probe`](fn@probe)).
+    pub fn probe(&self) -> Permit<'_, ManualClock> {
+        probe(&self.breaker)
     }
 }
 

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use retry_breaker::{Builder, ManualClock, ManualSleeper, Permit, RetryBreaker, Transition};
+use retry_breaker::{Builder, Clock, ManualClock, ManualSleeper, Permit, RetryBreaker, Transition};
 
 use super::timeline::Timeline;
 use super::watchdog::Alarm;
@@ -32,6 +32,15 @@ impl Lab {
         let breaker =
             RetryBreaker::new(threshold, cooldown, clock.clone()).expect("a valid configuration");
         Lab::around(breaker, clock)
+    }
+
+    /// A breaker opened at t = 0 whose cooldown is over at the current time,
+    /// so the next attempt is the probe.
+    pub fn cooled(threshold: u32, cooldown: Duration) -> Lab {
+        let lab = Lab::new(threshold, cooldown);
+        lab.trip();
+        lab.advance(cooldown);
+        lab
     }
 
     /// A fresh breaker at t = 0 with the advanced track's settings (steps
@@ -72,21 +81,32 @@ impl Lab {
         self.transitions.lock().unwrap().clone()
     }
 
-    /// Admits the probe of a circuit whose cooldown is over. Steps after 3
-    /// need one, so a missing probe names the TODO that admits it.
+    /// Admits the probe of a circuit whose cooldown is over (the shared [`probe`](fn@probe)).
     pub fn probe(&self) -> Permit<'_, ManualClock> {
-        self.breaker.try_acquire().expect(
-            "TODO(2): the first attempt at or after the deadline must be admitted as the probe",
-        )
+        probe(&self.breaker)
     }
 
-    /// Opens the circuit with `threshold` reported failures, at the current time.
+    /// Opens the circuit at the current time (the shared [`trip`](fn@trip)).
     pub fn trip(&self) {
-        for _ in 0..self.breaker.threshold() {
-            self.breaker
-                .try_acquire()
-                .expect("a closed circuit admits every attempt")
-                .failure();
-        }
+        trip(&self.breaker);
     }
+}
+
+/// Opens `breaker`'s circuit with `threshold` reported failures, at the
+/// current time. Every fixture's `trip` is this one, whatever its clock.
+pub fn trip<C: Clock>(breaker: &RetryBreaker<C>) {
+    for _ in 0..breaker.threshold() {
+        breaker
+            .try_acquire()
+            .expect("a closed circuit admits every attempt")
+            .failure();
+    }
+}
+
+/// Admits the probe of `breaker`, whose cooldown is over. Steps after 3
+/// need one, so a missing probe names the TODO that admits it.
+pub fn probe<C: Clock>(breaker: &RetryBreaker<C>) -> Permit<'_, C> {
+    breaker
+        .try_acquire()
+        .expect("TODO(2): the first attempt at or after the deadline must be admitted as the probe")
 }

@@ -30,6 +30,17 @@ impl Script {
         self.calls.load(Ordering::SeqCst)
     }
 
+    /// Exactly `n` attempts reached the dependency; `todo` says what makes
+    /// it so, as the message's first words ("TODO(6)", "steps 1-7").
+    #[track_caller]
+    pub fn assert_calls(&self, n: u32, todo: &str) {
+        assert_eq!(
+            self.calls(),
+            n,
+            "{todo}: the dependency must have been called exactly {n} time(s)"
+        );
+    }
+
     /// The task for `execute`. Running past the script is a test failure
     /// that says so.
     pub fn task(&self) -> impl FnMut() -> Ready<Result<u32, Fault>> + Send + 'static {

@@ -22,13 +22,7 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
-    guard(hint, LIMIT, move || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a tokio runtime")
-            .block_on(test)
-    })
+    on_a_runtime(hint, false, test)
 }
 
 /// [`run`] on paused tokio time, which moves only when every task waits on
@@ -38,10 +32,19 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    on_a_runtime(hint, true, test)
+}
+
+/// [`run`] and [`run_paused`]: one current-thread runtime, under [`guard`].
+fn on_a_runtime<F>(hint: &str, paused: bool, test: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     guard(hint, LIMIT, move || {
         tokio::runtime::Builder::new_current_thread()
             .enable_time()
-            .start_paused(true)
+            .start_paused(paused)
             .build()
             .expect("a tokio runtime")
             .block_on(test)
