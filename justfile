@@ -180,6 +180,10 @@ loom *args:
     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" cargo test -p retry-breaker-solution --release --test loom -- {{args}}
 
 # Configured in .cargo/mutants.toml; installs cargo-mutants if it is missing.
+# Two mutants at a time (CARGO_MUTANTS_JOBS overrides it): a mutant's build
+# is mostly one crate's compiler front end on one core, so a second job
+# fills the other; cargo-mutants' jobserver keeps the compilers of both
+# within the machine's cores.
 
 # Instructors: mutation testing of the solution, judged by the shared suite.
 [positional-arguments]
@@ -187,7 +191,7 @@ mutants *args:
     #!/usr/bin/env bash
     set -euo pipefail
     command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
-    INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo mutants --package retry-breaker-solution "$@"
+    INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 CARGO_MUTANTS_JOBS="${CARGO_MUTANTS_JOBS:-2}" cargo mutants --package retry-breaker-solution "$@"
 
 # Instructors only: re-record the snapshots from the solution, then review `git diff`.
 accept-snapshots:

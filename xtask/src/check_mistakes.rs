@@ -63,6 +63,13 @@ enum Verdict {
 /// that run ("Start here", [`scoreboard::start`]) must name a rule of the
 /// mistake's `# Rule:` line. Each run's results are kept in
 /// `target/check-mistakes/runs/NAME.txt`, in libtest's format.
+///
+/// Mistakes are judged on as many workers as the machine has cores
+/// (`MISTAKES_JOBS` overrides it), each with a scratch workspace and a
+/// target folder of its own: most of a mistake's time is one crate's
+/// compiler front end, which uses one core, and cargo lets only one build
+/// at a time into a target folder. The lines still come out in the
+/// gallery's order.
 pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
     let root = root();
     let mut patches: Vec<PathBuf> = fs::read_dir(root.join("mistakes"))
@@ -73,130 +80,77 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
         .collect();
     patches.sort();
     let scratch = root.join("target/check-mistakes");
-    // A workspace of this run's own, so that two checks at once (of two new
-    // mistakes, say) never patch each other's copy; they share the target
-    // folder, where cargo takes turns.
-    let workspace = scratch.join(format!("workspace-{}", std::process::id()));
-    let runs = scratch.join("runs");
-    fs::create_dir_all(&runs).map_err(|e| e.to_string())?;
-    let steps = steps()?;
-    let syllabus = syllabus()?;
+    fs::create_dir_all(scratch.join("runs")).map_err(|e| e.to_string())?;
+    let context = Context {
+        root: root.clone(),
+        scratch: scratch.clone(),
+        steps: steps()?,
+        syllabus: syllabus()?,
+    };
+    let jobs = jobs().min(patches.len()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (sender, receiver) = std::sync::mpsc::channel::<(usize, Result<Judged, String>)>();
+    let mut judged: Vec<Option<Result<Judged, String>>> = patches.iter().map(|_| None).collect();
     let mut problems = Vec::new();
     // The mistakes with a problem, however many each has.
-    let mut troubled = std::collections::BTreeSet::new();
-    for patch in &patches {
-        let before = problems.len();
-        let name = patch
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let text = fs::read_to_string(patch).map_err(|e| e.to_string())?;
-        let owner = rules_broken(&text)
-            .map_err(|why| format!("{name}: {why}"))
-            .and_then(|broken| {
-                apply(&root, &workspace, patch, &name)?;
-                let owner =
-                    owner(&text, &root, &workspace).map_err(|why| format!("{name}: {why}"))?;
-                Ok((owner, broken))
+    let mut troubled = 0;
+    std::thread::scope(|scope| {
+        for worker in 0..jobs {
+            let (context, patches, next, sender) = (&context, &patches, &next, sender.clone());
+            scope.spawn(move || {
+                // A workspace of this worker's own, so that two checks at
+                // once (of two new mistakes, say) never patch each other's
+                // copy; and a target folder of its own, so that its builds
+                // never wait for another worker's.
+                let workspace = context
+                    .scratch
+                    .join(format!("workspace-{}-{worker}", std::process::id()));
+                let target = context.scratch.join(format!("target-{worker}"));
+                loop {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(patch) = patches.get(index) else {
+                        break;
+                    };
+                    let verdict = judge_mistake(context, patch, &workspace, &target);
+                    if sender.send((index, verdict)).is_err() {
+                        break;
+                    }
+                }
+                if workspace.exists() {
+                    let _ = fs::remove_dir_all(&workspace);
+                }
             });
-        let (owner, broken) = match owner {
-            Ok(owner) => owner,
-            Err(why) => {
-                println!("BROKEN  {why}");
-                problems.push(why);
-                troubled.insert(name);
-                continue;
-            }
-        };
-        // A student's mistake is judged on a student's crate: the starter
-        // with every TODO done as the patched solution does them, and none
-        // of the solution's own extras (its fast paths would answer for the
-        // student's code). Only a mistake in those extras is judged on the
-        // solution itself.
-        let crate_flags: &[&str] = if in_solution_only(&text, &root, &workspace)? {
-            &SOLUTION
-        } else {
-            as_student(&workspace)?;
-            &[]
-        };
-        let verdict = judge(&workspace, &scratch.join("target"), owner, crate_flags)?;
-        if let Verdict::Caught { results, .. } = &verdict {
-            fs::write(runs.join(format!("{name}.txt")), libtest_text(results))
-                .map_err(|e| e.to_string())?;
         }
-        match verdict {
-            Verdict::Caught { results, failed } => {
-                let src = workspace.join("starter/src");
-                let board = scoreboard::board(&results, &steps, &syllabus.controls);
-                let start = scoreboard::start(&results, &board, &syllabus, |marker| {
-                    scoreboard::find_todo(&src, marker)
-                });
-                let chosen = match &start {
-                    Start::Step {
-                        failure: Some((test, _)),
-                        ..
+        drop(sender);
+        // Print each mistake's lines as soon as every mistake before it is
+        // judged, so the output reads in the gallery's order.
+        let mut printed = 0;
+        for (index, verdict) in receiver {
+            judged[index] = Some(verdict);
+            while let Some(Some(verdict)) = judged.get_mut(printed).map(Option::take) {
+                match verdict {
+                    Ok(judged) => {
+                        print!("{}", judged.lines);
+                        if !judged.problems.is_empty() {
+                            troubled += 1;
+                        }
+                        problems.extend(judged.problems);
                     }
-                    | Start::Other { test, .. } => Some(test.clone()),
-                    _ => None,
-                };
-                // The message checked is the one the student reads first,
-                // if it is of the mistake's own step.
-                let first = chosen
-                    .clone()
-                    .filter(|test| owner.owns(test))
-                    .or_else(|| failed.iter().find(|test| owner.owns(test)).cloned())
-                    .unwrap_or_default();
-                let said = &results[&first].output;
-                println!(
-                    "caught  {name:<46} {:<8} by {:>2} test(s), first {first}: {}",
-                    owner.label(),
-                    failed.len(),
-                    suite::reason(said)
-                );
-                if std::env::var_os("MISTAKES_VERBOSE").is_some() {
-                    for test in &failed {
-                        println!("          {test}");
+                    Err(why) => {
+                        println!("ERROR   {why}");
+                        problems.push(why);
+                        troubled += 1;
                     }
                 }
-                if let Some(missing) = unnamed(said, owner) {
-                    problems.push(format!(
-                        "{name}: {first} does not name {missing} in its message"
-                    ));
-                }
-                if let Some(why) = misdiagnosed(chosen.as_deref(), &broken) {
-                    println!("MISLED  {name}: {why}");
-                    problems.push(format!("{name}: {why}"));
-                }
-            }
-            Verdict::CaughtElsewhere(failed) => {
-                println!(
-                    "ELSEWHERE {name}: no test of its own {} failed, only {}",
-                    owner.label(),
-                    failed.join(", ")
-                );
-                problems.push(format!("{name}: not caught by its own {}", owner.label()));
-            }
-            Verdict::CaughtByCompiler(error) => {
-                println!("caught  {name:<46} by the compiler: {error}")
-            }
-            Verdict::Missed => {
-                println!("MISSED  {name}");
-                problems.push(format!("{name}: missed"));
+                printed += 1;
             }
         }
-        if problems.len() > before {
-            troubled.insert(name);
-        }
-    }
-    if workspace.exists() {
-        fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
-    }
+    });
     println!(
         "\n{} mistake(s), {} caught by their own step with `just test` starting at their rule, \
          {} problem(s)",
         patches.len(),
-        patches.len() - troubled.len(),
+        patches.len() - troubled,
         problems.len()
     );
     if problems.is_empty() {
@@ -207,6 +161,152 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
             problems.join("\n  ")
         ))
     }
+}
+
+/// How many mistakes are judged at once: `MISTAKES_JOBS`, or one per core.
+fn jobs() -> usize {
+    std::env::var("MISTAKES_JOBS")
+        .ok()
+        .and_then(|jobs| jobs.parse().ok())
+        .filter(|&jobs| jobs > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// What every worker reads and nothing changes.
+struct Context {
+    root: PathBuf,
+    scratch: PathBuf,
+    steps: Vec<(u32, String)>,
+    syllabus: crate::lab::Syllabus,
+}
+
+/// One mistake's report: the lines to print, and what is wrong with it.
+struct Judged {
+    lines: String,
+    problems: Vec<String>,
+}
+
+/// Applies one mistake in `workspace`, runs the suite with its builds in
+/// `target`, and says what came of it. An `Err` is a failure of the
+/// check itself (a file it could not write), not of the mistake.
+fn judge_mistake(
+    context: &Context,
+    patch: &Path,
+    workspace: &Path,
+    target: &Path,
+) -> Result<Judged, String> {
+    use std::fmt::Write as _;
+    let Context {
+        root,
+        scratch,
+        steps,
+        syllabus,
+    } = context;
+    let mut lines = String::new();
+    let mut problems = Vec::new();
+    let name = patch
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let text = fs::read_to_string(patch).map_err(|e| e.to_string())?;
+    let owner = rules_broken(&text)
+        .map_err(|why| format!("{name}: {why}"))
+        .and_then(|broken| {
+            apply(root, workspace, patch, &name)?;
+            let owner = owner(&text, root, workspace).map_err(|why| format!("{name}: {why}"))?;
+            Ok((owner, broken))
+        });
+    let (owner, broken) = match owner {
+        Ok(owner) => owner,
+        Err(why) => {
+            let _ = writeln!(lines, "BROKEN  {why}");
+            problems.push(why);
+            return Ok(Judged { lines, problems });
+        }
+    };
+    // A student's mistake is judged on a student's crate: the starter
+    // with every TODO done as the patched solution does them, and none
+    // of the solution's own extras (its fast paths would answer for the
+    // student's code). Only a mistake in those extras is judged on the
+    // solution itself.
+    let crate_flags: &[&str] = if in_solution_only(&text, root, workspace)? {
+        &SOLUTION
+    } else {
+        as_student(workspace)?;
+        &[]
+    };
+    let verdict = judge(workspace, target, owner, crate_flags)?;
+    if let Verdict::Caught { results, .. } = &verdict {
+        fs::write(
+            scratch.join("runs").join(format!("{name}.txt")),
+            libtest_text(results),
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    match verdict {
+        Verdict::Caught { results, failed } => {
+            let src = workspace.join("starter/src");
+            let board = scoreboard::board(&results, steps, &syllabus.controls);
+            let start = scoreboard::start(&results, &board, syllabus, |marker| {
+                scoreboard::find_todo(&src, marker)
+            });
+            let chosen = match &start {
+                Start::Step {
+                    failure: Some((test, _)),
+                    ..
+                }
+                | Start::Other { test, .. } => Some(test.clone()),
+                _ => None,
+            };
+            // The message checked is the one the student reads first,
+            // if it is of the mistake's own step.
+            let first = chosen
+                .clone()
+                .filter(|test| owner.owns(test))
+                .or_else(|| failed.iter().find(|test| owner.owns(test)).cloned())
+                .unwrap_or_default();
+            let said = &results[&first].output;
+            let _ = writeln!(
+                lines,
+                "caught  {name:<46} {:<8} by {:>2} test(s), first {first}: {}",
+                owner.label(),
+                failed.len(),
+                suite::reason(said)
+            );
+            if std::env::var_os("MISTAKES_VERBOSE").is_some() {
+                for test in &failed {
+                    let _ = writeln!(lines, "          {test}");
+                }
+            }
+            if let Some(missing) = unnamed(said, owner) {
+                problems.push(format!(
+                    "{name}: {first} does not name {missing} in its message"
+                ));
+            }
+            if let Some(why) = misdiagnosed(chosen.as_deref(), &broken) {
+                let _ = writeln!(lines, "MISLED  {name}: {why}");
+                problems.push(format!("{name}: {why}"));
+            }
+        }
+        Verdict::CaughtElsewhere(failed) => {
+            let _ = writeln!(
+                lines,
+                "ELSEWHERE {name}: no test of its own {} failed, only {}",
+                owner.label(),
+                failed.join(", ")
+            );
+            problems.push(format!("{name}: not caught by its own {}", owner.label()));
+        }
+        Verdict::CaughtByCompiler(error) => {
+            let _ = writeln!(lines, "caught  {name:<46} by the compiler: {error}");
+        }
+        Verdict::Missed => {
+            let _ = writeln!(lines, "MISSED  {name}");
+            problems.push(format!("{name}: missed"));
+        }
+    }
+    Ok(Judged { lines, problems })
 }
 
 /// The rules a mistake breaks, from its header's `# Rule: B5, B7` line.
