@@ -4,7 +4,9 @@
 //! Exports the student edition to a temporary folder, `git clone`s it
 //! afresh (so only what was committed counts) and checks, in the clone:
 //! - it stands alone: the lock matches, every picture LAB.md and README.md
-//!   show is there, and no heading of theirs is left empty;
+//!   show is there, no heading of theirs is left empty, and every recipe,
+//!   file, test and crate they name in code is there (the kit's own
+//!   handouts are held to the same, against the kit);
 //! - its own recipes, run through `just` as a student runs them: `just test`
 //!   builds and fails because tests fail (not because the build does),
 //!   `just progress` and `just hint 1` work, `just grade` scores 0,
@@ -34,8 +36,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::export::{self, empty_sections, image_links, local_path};
-use crate::root;
 use crate::scratch::copy_tree;
+use crate::{named, root};
 
 /// A mistake caught by its own step's tests only, so the points it loses
 /// all come from that step.
@@ -97,6 +99,14 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
                 .map_err(|e| format!("{handout}: {e}"))
                 .and_then(|text| no_empty_section(handout, &text)),
         );
+    }
+    for (tree, which) in [(&clone, "the export"), (&root, "the kit")] {
+        for handout in HANDOUTS {
+            checks.check(
+                &format!("{which}'s {handout} names only recipes, files, tests and crates it has"),
+                names_only_what_it_has(tree, &root, handout),
+            );
+        }
     }
     // The kit's own tools, built into the shared folder before the clone
     // builds its own there: the kit's grade below must still be the kit's.
@@ -525,6 +535,20 @@ fn missing_pictures(clone: &Path, handout: &str) -> Result<(), String> {
     expect(
         missing.is_empty(),
         &format!("{handout} shows pictures the export does not have: {missing:?}"),
+    )
+}
+
+/// What `handout` names in code (a `just` recipe, a file, a test, a crate)
+/// that the tree at `tree` does not have ([`named::missing`]).
+fn names_only_what_it_has(tree: &Path, kit: &Path, handout: &str) -> Result<(), String> {
+    let text = fs::read_to_string(tree.join(handout)).map_err(|e| format!("{handout}: {e}"))?;
+    let missing = named::missing(tree, kit, handout, &text, &named::recipes(tree)?);
+    expect(
+        missing.is_empty(),
+        &format!(
+            "a reader would look for what is not there:\n    {}",
+            missing.join("\n    ")
+        ),
     )
 }
 

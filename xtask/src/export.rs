@@ -49,6 +49,11 @@ const INSTRUCTOR_ONLY: &[&str] = &[
     "accept-snapshots",
 ];
 
+/// LAB.md sections (by their heading's start) about what only the kit has:
+/// the instructors' notes, and the fleet crate, which is reference code
+/// with no student step yet.
+const KIT_ONLY_SECTIONS: &[&str] = &["## For instructors", "## One breaker across a fleet"];
+
 /// The Markdown files of the student edition whose pictures must go with it.
 const HANDOUTS: &[&str] = &["LAB.md", "README.md"];
 
@@ -778,7 +783,11 @@ fn handout(lab: &str) -> String {
     sections.push(&lab[start..]);
     let kept: String = sections
         .into_iter()
-        .filter(|section| !section.starts_with("## For instructors"))
+        .filter(|section| {
+            !KIT_ONLY_SECTIONS
+                .iter()
+                .any(|heading| section.starts_with(heading))
+        })
         .collect();
     let kit_only = |text: &str| INSTRUCTOR_ONLY.iter().any(|word| text.contains(word));
     let mut paragraphs: Vec<String> = Vec::new();
@@ -1029,7 +1038,7 @@ mod tests {
 
     #[test]
     fn the_handout_drops_the_instructors_section_and_kit_only_paragraphs() {
-        let lab = "# Lab\n\nIntro.\n\n## Step 1\n\nDo it.\n\nSee `mistakes/`.\n\n## For instructors\n\nSecrets.\n\n## After\n\nMore.\n";
+        let lab = "# Lab\n\nIntro.\n\n## Step 1\n\nDo it.\n\nSee `mistakes/`.\n\n## For instructors\n\nSecrets.\n\n## One breaker across a fleet (reference)\n\nRun `just fleet`.\n\n## After\n\nMore.\n";
         assert_eq!(
             handout(lab),
             "# Lab\n\nIntro.\n\n## Step 1\n\nDo it.\n\n## After\n\nMore.\n"

@@ -15,6 +15,7 @@ mod held_back;
 mod hint;
 mod lab;
 mod leak;
+mod named;
 mod progress;
 mod report;
 mod rules;
