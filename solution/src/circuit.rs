@@ -191,14 +191,15 @@ impl Circuit {
         // STARTER:
         // END TODO
         // BEGIN TODO(11): a good probe short of the success threshold lets the next probe in instead of closing (S1)
-        // The good probe that reaches k closes the circuit below, which
-        // reads the clock: it is counted there, by the transition, so a
-        // clock that panics on it leaves the count as it was (B12).
-        let closes = self.probes_passed + 1 >= self.success_threshold;
-        if let (Mode::HalfOpen { .. }, false) = (self.mode, closes) {
-            self.probes_passed += 1;
-            self.mode = Mode::HalfOpen { probe_out: false };
-            return Recorded::Counted;
+        // The good probe that reaches k is not counted here: it closes the
+        // circuit below, after reading the clock, so a clock that panics on
+        // it leaves the count as it was (B12).
+        if let Mode::HalfOpen { .. } = self.mode {
+            if self.probes_passed + 1 < self.success_threshold {
+                self.probes_passed += 1;
+                self.mode = Mode::HalfOpen { probe_out: false };
+                return Recorded::Counted;
+            }
         }
         // STARTER:
         // END TODO
