@@ -130,25 +130,75 @@ fn attempt_numbers() -> Vec<u32> {
     numbers
 }
 
-/// `min(cap, base * 2^(attempt - 1))` worked out with big integers, attempt
-/// 0 counting as 1.
-fn exact_exponential(base: Duration, cap: Duration, attempt: u32) -> Duration {
-    // The plain statement, by powers: 2^(attempt - 1) as a big integer, if
-    // it fits, times the base; anything that does not fit is beyond any cap.
-    let power = 2u128.checked_pow(attempt.max(1) - 1);
-    let wanted = power.and_then(|power| base.as_nanos().checked_mul(power));
-    match wanted {
-        Some(product) if product <= cap.as_nanos() => {
-            Duration::from_secs(u64::try_from(product / 1_000_000_000).unwrap())
-                + Duration::from_nanos(u64::try_from(product % 1_000_000_000).unwrap())
-        }
-        _ if base.is_zero() => Duration::ZERO,
-        _ => cap,
-    }
-}
+/// Delays worked out by hand at the edges of `Duration`: `(base, cap,
+/// attempt, the delay after it)`. `Duration::MAX` is about 2^93.9 ns, so
+/// one nanosecond doubles 93 times before the cap, and 2^64 - 1 ns 29 times.
+const EDGES: [(Duration, Duration, u32, Duration); 11] = [
+    (
+        Duration::from_nanos(1),
+        Duration::MAX,
+        1,
+        Duration::from_nanos(1),
+    ),
+    (
+        Duration::from_nanos(1),
+        Duration::MAX,
+        64,
+        Duration::new(9_223_372_036, 854_775_808),
+    ),
+    (
+        Duration::from_nanos(1),
+        Duration::MAX,
+        65,
+        Duration::new(18_446_744_073, 709_551_616),
+    ),
+    (
+        Duration::from_nanos(1),
+        Duration::MAX,
+        94,
+        Duration::new(9_903_520_314_283_042_199, 192_993_792),
+    ),
+    (Duration::from_nanos(1), Duration::MAX, 95, Duration::MAX),
+    (
+        Duration::from_nanos(u64::MAX),
+        Duration::MAX,
+        30,
+        Duration::new(9_903_520_314_283_042_198, 656_122_880),
+    ),
+    (
+        Duration::from_nanos(u64::MAX),
+        Duration::MAX,
+        31,
+        Duration::MAX,
+    ),
+    (Duration::new(3, 7), Duration::MAX, 3, Duration::new(12, 28)),
+    (
+        Duration::new(3, 7),
+        Duration::MAX,
+        34,
+        Duration::new(25_769_803_836, 129_542_144),
+    ),
+    (
+        Duration::from_nanos(u64::MAX / 3),
+        Duration::MAX,
+        2,
+        Duration::new(12_297_829_382, 473_034_410),
+    ),
+    (Duration::MAX, Duration::MAX, 2, Duration::MAX),
+];
 
 #[test]
 fn e8_exponential_backoff_is_exact_for_every_attempt_number_a_u32_holds() {
+    for (base, cap, attempt, delay) in EDGES {
+        assert_eq!(
+            backoff::exponential(base, cap)(attempt),
+            delay,
+            "E8: exponential({base:?}, cap {cap:?}) after attempt {attempt} must be \
+             min(cap, base * 2^(attempt - 1)), exactly, however large (TODO(5))"
+        );
+    }
+    // Every attempt number, by its neighbour: the first delay is the base
+    // (capped), and each next one is twice the one before, up to the cap.
     let policies = [
         (Duration::from_nanos(1), Duration::MAX),
         (Duration::from_nanos(u64::MAX), Duration::MAX),
@@ -162,15 +212,26 @@ fn e8_exponential_backoff_is_exact_for_every_attempt_number_a_u32_holds() {
     ];
     for (base, cap) in policies {
         let policy = backoff::exponential(base, cap);
+        assert_eq!(
+            [policy(0), policy(1)],
+            [base.min(cap); 2],
+            "E8: exponential({base:?}, cap {cap:?}) waits the base, capped, after the first \
+             attempt, and treats attempt 0 as the first (TODO(5))"
+        );
         let mut previous = Duration::ZERO;
         for attempt in attempt_numbers() {
             let delay = policy(attempt);
-            assert_eq!(
-                delay,
-                exact_exponential(base, cap, attempt),
-                "E8: exponential({base:?}, cap {cap:?}) after attempt {attempt} must be \
-                 min(cap, base * 2^(attempt - 1)), saturating rather than overflowing or wrapping"
-            );
+            // (Attempt 0 counts as the first, so the rule starts at 1.)
+            if let Some(next) = attempt.checked_add(1).filter(|_| attempt >= 1) {
+                let doubled = delay.checked_mul(2).map_or(cap, |twice| twice.min(cap));
+                assert_eq!(
+                    policy(next),
+                    doubled,
+                    "E8: exponential({base:?}, cap {cap:?}) after attempt {next} must be twice \
+                     the delay after attempt {attempt}, capped, saturating rather than \
+                     overflowing or wrapping (TODO(5))"
+                );
+            }
             assert!(
                 delay >= previous,
                 "TODO(5): backoff never shrinks as attempts go on (attempt {attempt}, E8)"
