@@ -128,6 +128,21 @@ fn m2(test: impl Future<Output = ()> + Send + 'static) {
 }
 
 impl Setup {
+    /// A layer by route with [`policy`] whose clone function makes `copies`
+    /// copies of a request and then refuses: the attempt after the last
+    /// copy sends the original, and nothing is left after that.
+    fn copying_only(
+        &self,
+        copies: u32,
+    ) -> BreakerLayer<String, String, ManualClock, ManualSleeper, &'static str> {
+        let left = Mutex::new(copies);
+        self.cloning(move |route: &String| {
+            let mut left = left.lock().unwrap();
+            *left = (*left).checked_sub(1)?;
+            Some(route.clone())
+        })
+    }
+
     /// A layer by route with [`policy`], copying requests with `clone`.
     fn cloning(
         &self,
@@ -447,12 +462,7 @@ fn e5_m2_a_call_that_sends_the_original_on_its_last_attempt_ran_out_of_attempts_
         let gateway = Gateway::new(&["/charges"]);
         // Two copies, then the original: the third and last attempt of the
         // policy's budget sends the original, and the budget ends the call.
-        let copies_left = Arc::new(Mutex::new(2_u32));
-        let layer = setup.cloning(move |route: &String| {
-            let mut left = copies_left.lock().unwrap();
-            *left = (*left).checked_sub(1)?;
-            Some(route.clone())
-        });
+        let layer = setup.copying_only(2);
         let mut client = layer.layer(gateway.clone());
         let result = client.call("/charges".to_owned()).await;
         assert_eq!(
@@ -483,12 +493,7 @@ fn m2_a_request_whose_copies_run_out_stops_retrying_with_the_last_error() {
         let gateway = Gateway::new(&["/charges"]);
         // One copy, then no more: the first attempt sends the copy, the
         // second the original, and a third has nothing to send.
-        let copies_left = Arc::new(Mutex::new(1_u32));
-        let layer = setup.cloning(move |route: &String| {
-            let mut left = copies_left.lock().unwrap();
-            *left = (*left).checked_sub(1)?;
-            Some(route.clone())
-        });
+        let layer = setup.copying_only(1);
         let mut client = layer.layer(gateway.clone());
         let result = client.call("/charges".to_owned()).await;
         assert_eq!(
