@@ -82,8 +82,8 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
     let scratch = root.join("target/check-mistakes");
     fs::create_dir_all(scratch.join("runs")).map_err(|e| e.to_string())?;
     let context = Context {
-        root: root.clone(),
-        scratch: scratch.clone(),
+        root,
+        scratch,
         steps: steps()?,
         syllabus: syllabus()?,
     };

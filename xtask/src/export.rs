@@ -861,7 +861,7 @@ fn is_heading(paragraph: &str) -> bool {
 
 /// The lines of a Markdown text, each with whether it is outside a fenced
 /// code block (where `# ` is a shell comment, not a heading).
-fn prose_lines(text: &str) -> Vec<(&str, bool)> {
+pub(crate) fn prose_lines(text: &str) -> Vec<(&str, bool)> {
     let mut fenced = false;
     text.lines()
         .map(|line| {

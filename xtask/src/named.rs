@@ -7,6 +7,8 @@
 use std::fs;
 use std::path::Path;
 
+use crate::export::prose_lines;
+
 /// Crates only the kit has: a handout of the student edition must not
 /// name them.
 const KIT_ONLY_CRATES: &[&str] = &["retry_breaker_solution", "retry-breaker-solution"];
@@ -38,6 +40,11 @@ pub(crate) fn missing(
         })
         .unwrap_or_default();
     let is_kit = root.join("solution").is_dir();
+    let suite = root.join("tests/lab");
+    let from_the_top = |path: &str| {
+        let first = path.split('/').next();
+        tops.iter().any(|top| first == Some(top.as_str()))
+    };
     for (number, span) in code(text) {
         let mut say = |what: String| missing.push(format!("{handout}:{number}: {what}"));
         for recipe in recipes_named(&span) {
@@ -53,14 +60,9 @@ pub(crate) fn missing(
             }
         }
         let span = span.trim();
-        let from_the_top = |path: &str| {
-            tops.iter()
-                .any(|top| path.split('/').next() == Some(top.as_str()))
-        };
         if path_named(span).is_some_and(|path| from_the_top(path) && !exists(&root.join(path))) {
             say(format!("`{span}`: no such file or folder"));
         }
-        let suite = root.join("tests/lab");
         if test_named(span).is_some_and(|(module, test)| !defines_test(&suite, module, test)) {
             say(format!("`{span}`: no such test in tests/lab"));
         }
@@ -87,26 +89,20 @@ pub(crate) fn recipes(root: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// The code of a Markdown text, with the line it is on: each inline code
-/// span, and each line of a fenced block.
+/// The code of a Markdown text, with the line it is on: each line of a
+/// fenced block (its fences included, which name nothing), and each inline
+/// code span of the prose.
 fn code(text: &str) -> Vec<(usize, String)> {
     let mut code = Vec::new();
-    let mut fenced = false;
-    for (index, line) in text.lines().enumerate() {
+    for (index, (line, prose)) in prose_lines(text).into_iter().enumerate() {
         let number = index + 1;
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if fenced {
+        if !prose {
             code.push((number, line.to_owned()));
             continue;
         }
-        let mut parts = line.split('`');
-        parts.next();
         // Every second part is inside a span; a line with an odd number of
         // backquotes leaves its last part out.
-        let spans: Vec<&str> = parts.collect();
+        let spans: Vec<&str> = line.split('`').skip(1).collect();
         for pair in spans.chunks(2).filter(|pair| pair.len() == 2) {
             code.push((number, pair[0].to_owned()));
         }
