@@ -385,11 +385,11 @@ fn w1_the_share_is_compared_as_the_user_wrote_it() {
     );
 }
 
-/// The step 9 model, with the advanced track's modes: ignored outcomes,
-/// k good probes to close, and small windows. It needs steps 10-12, so it
-/// lives in the last of them.
+/// Step 9's laws, with the advanced track's modes: ignored outcomes, k good
+/// probes to close, and small windows. It needs steps 10-12, so it lives in
+/// the last of them.
 #[test]
-fn k1_s1_s2_w1_w2_permits_in_every_mode_agree_with_the_model() {
+fn k1_s1_s2_w1_w2_permits_in_every_mode_obey_the_laws_at_every_step() {
     crate::step9_explore::explore(
         "a permit operation did not return (a deadlock?)",
         crate::step9_explore::permits::advanced_scenario(),

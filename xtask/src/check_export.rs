@@ -3,10 +3,10 @@
 //!
 //! Exports the student edition to a temporary folder, `git clone`s it
 //! afresh (so only what was committed counts) and checks, in the clone:
-//! - it stands alone: the lock matches, every picture LAB.md and README.md
-//!   show is there, no heading of theirs is left empty, and every recipe,
-//!   file, test and crate they name in code is there (the kit's own
-//!   handouts are held to the same, against the kit);
+//! - it stands alone: the lock matches, every picture LAB.md, MISTAKES.md
+//!   and README.md show is there, no heading of theirs is left empty, and
+//!   every recipe, file, test and crate they name in code is there (the
+//!   kit's own handouts are held to the same, against the kit);
 //! - its own recipes, run through `just` as a student runs them: `just test`
 //!   builds and fails because tests fail (not because the build does),
 //!   `just progress` and `just hint 1` work, `just grade` scores 0,
@@ -43,8 +43,8 @@ use crate::{named, root};
 /// all come from that step.
 const DEFAULT_MISTAKE: &str = "27-refusal-hides-the-cause";
 
-/// The Markdown files a student reads first; their pictures must resolve.
-const HANDOUTS: &[&str] = &["LAB.md", "README.md"];
+/// The Markdown files a student reads; their pictures must resolve.
+const HANDOUTS: &[&str] = &["LAB.md", "MISTAKES.md", "README.md"];
 
 pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
     let started = Instant::now();

@@ -605,6 +605,8 @@ fn judge(workspace: &Path, target: &Path, owner: Owner, flags: &[&str]) -> Resul
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     const PATCH: &str = "# what the student thought
@@ -716,6 +718,153 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
         })
     }
 
+    /// The steps with code to write: those whose TODOs the solution marks.
+    fn todo_steps(root: &Path) -> std::collections::BTreeSet<u32> {
+        let mut steps = std::collections::BTreeSet::new();
+        for entry in fs::read_dir(root.join("solution/src")).unwrap() {
+            let text = fs::read_to_string(entry.unwrap().path()).unwrap();
+            steps.extend(crate::suite::todos_named(&text));
+        }
+        steps
+    }
+
+    /// The anchor GitHub gives a heading: lower case, spaces as dashes,
+    /// punctuation other than `-` and `_` dropped.
+    fn anchor(heading: &str) -> String {
+        heading
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || [' ', '-', '_'].contains(c))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect()
+    }
+
+    /// The step a table row's last cell ("caught by") names a test of:
+    /// the `N` of its first `stepN_`.
+    fn step_of_row(row: &str) -> Option<u32> {
+        let caught_by = row.trim().trim_end_matches('|').rsplit('|').next()?;
+        caught_by.match_indices("step").find_map(|(at, _)| {
+            let rest = &caught_by[at + 4..];
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            let named = !digits.is_empty() && rest[digits.len()..].starts_with('_');
+            named.then(|| digits.parse().ok()).flatten()
+        })
+    }
+
+    /// LAB.md is what a student reads before writing code, so it must not
+    /// turn back into a checklist of mistakes: they live in MISTAKES.md,
+    /// one section per step with code to write (its heading LAB.md's, in
+    /// step order), each row under the step whose test catches it, and
+    /// each of those steps in LAB.md ends by pointing at its section.
+    #[test]
+    fn the_mistakes_live_in_mistakes_md_by_step_and_lab_md_only_points_there() {
+        let root = crate::root();
+        let lab = fs::read_to_string(root.join("LAB.md")).unwrap();
+        let text = fs::read_to_string(root.join("MISTAKES.md")).unwrap();
+        let mut wrong = Vec::new();
+
+        // Words wrapped over two lines count too.
+        let words = lab.split_whitespace().collect::<Vec<_>>().join(" ");
+        let words = words.to_lowercase();
+        for said in ["common mistakes", "typical mistakes"] {
+            if words.contains(said) {
+                wrong.push(format!(
+                    "LAB.md says \"{said}\": that belongs in MISTAKES.md"
+                ));
+            }
+        }
+        for (number, line) in lab.lines().enumerate() {
+            if line.replace(' ', "").to_lowercase().contains("|mistake|") {
+                wrong.push(format!("LAB.md:{}: a mistakes table: {line}", number + 1));
+            }
+        }
+
+        let lab_steps = crate::lab::step_sections(&lab);
+        let sections = crate::lab::step_sections(&text);
+        let mut rows: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut section: Option<u32> = None;
+        let mut last = 0;
+        for (index, (line, prose)) in crate::export::prose_lines(&text).into_iter().enumerate() {
+            let at = format!("MISTAKES.md:{}", index + 1);
+            if !prose {
+                continue;
+            }
+            if let Some(heading) = line.strip_prefix("## ") {
+                section = crate::lab::step_sections(line).into_keys().next();
+                match section {
+                    None => wrong.push(format!("{at}: `{heading}` is no step's section")),
+                    Some(n) if n <= last => wrong.push(format!("{at}: step {n} after step {last}")),
+                    Some(n) => {
+                        last = n;
+                        if lab_steps.get(&n) != Some(&heading.to_owned()) {
+                            wrong.push(format!("{at}: `{heading}` is not LAB.md's heading"));
+                        }
+                    }
+                }
+                continue;
+            }
+            let row = line.starts_with('|') && !line.contains("---");
+            if !row || line.replace(' ', "") == "|mistake|caughtby|" {
+                continue;
+            }
+            match (section, step_of_row(line)) {
+                (Some(n), Some(caught)) if n == caught => *rows.entry(n).or_default() += 1,
+                (_, None) => wrong.push(format!("{at}: a row that names no step's test")),
+                (Some(n), Some(caught)) => wrong.push(format!(
+                    "{at}: caught by a test of step {caught}, under step {n}"
+                )),
+                (None, Some(caught)) => wrong.push(format!(
+                    "{at}: caught by a test of step {caught}, under no step"
+                )),
+            }
+        }
+        let with_tests: Vec<u32> = crate::lab::steps()
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        for n in todo_steps(&root)
+            .into_iter()
+            .filter(|n| with_tests.contains(n))
+        {
+            if !rows.contains_key(&n) {
+                wrong.push(format!("MISTAKES.md: no section with rows for step {n}"));
+            }
+        }
+        for (n, heading) in &sections {
+            if !rows.contains_key(n) {
+                wrong.push(format!("MISTAKES.md: the section of step {n} has no rows"));
+            }
+            // The step's own section of LAB.md ends by pointing here.
+            let link = format!("MISTAKES.md#{})", anchor(heading));
+            let own = lab
+                .split("\n## ")
+                .find(|part| part.starts_with(&format!("Step {n}:")))
+                .unwrap_or_default();
+            if !own
+                .trim_end()
+                .lines()
+                .last()
+                .is_some_and(|line| line.contains(&link))
+            {
+                wrong.push(format!("LAB.md, step {n}: its last line must link {link}"));
+            }
+        }
+        // And no link of LAB.md's into MISTAKES.md misses its heading.
+        let anchors: Vec<String> = sections.values().map(|heading| anchor(heading)).collect();
+        for (at, _) in lab.match_indices("MISTAKES.md#") {
+            let target = &lab[at + "MISTAKES.md#".len()..];
+            let target = target.split(')').next().unwrap_or_default();
+            if !anchors.iter().any(|anchor| anchor == target) {
+                wrong.push(format!(
+                    "LAB.md links MISTAKES.md#{target}, which no heading has"
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
     /// README's "To add a step" lists what a step is made of; this fails
     /// when a step of the suite lacks one: its weights line (the grader's
     /// own parser insists), its hints, a typical mistake for each step with
@@ -731,11 +880,7 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
         )
         .unwrap();
         let held_back = crate::held_back::read(&root.join("grading/held-back"), &steps).unwrap();
-        let mut todo_steps = std::collections::BTreeSet::new();
-        for entry in fs::read_dir(root.join("solution/src")).unwrap() {
-            let text = fs::read_to_string(entry.unwrap().path()).unwrap();
-            todo_steps.extend(crate::suite::todos_named(&text));
-        }
+        let todo_steps = todo_steps(&root);
         let mut mistakes = std::collections::BTreeSet::new();
         for entry in fs::read_dir(root.join("mistakes")).unwrap() {
             let text = fs::read_to_string(entry.unwrap().path()).unwrap();

@@ -2,15 +2,15 @@
 //! repository without the answers.
 //!
 //! It holds the starter as the crate students edit, the shared suite
-//! byte for byte, LAB.md without its instructors' part, the demo running on
-//! the starter, the tools students use (`test`, `progress`, `grade`) and a
-//! `Cargo.lock` trimmed to what is left; `student/` supplies the files only
-//! the student edition has (README, justfile, cargo aliases, the grading
-//! workflow, the tools' `main.rs`). It leaves out `solution/`, `mistakes/`,
-//! the benchmarks (they measure the solution), the instructors' tools and
-//! this repository's history. [`crate::leak`] then proves that no line of
-//! reference code made it in, and the result is committed once in a fresh
-//! git repository.
+//! byte for byte, LAB.md and MISTAKES.md without their instructors' parts,
+//! the demo running on the starter, the tools students use (`test`,
+//! `progress`, `grade`) and a `Cargo.lock` trimmed to what is left;
+//! `student/` supplies the files only the student edition has (README,
+//! justfile, cargo aliases, the grading workflow, the tools' `main.rs`).
+//! It leaves out `solution/`, `mistakes/`, the benchmarks (they measure the
+//! solution), the instructors' tools and this repository's history.
+//! [`crate::leak`] then proves that no line of reference code made it in,
+//! and the result is committed once in a fresh git repository.
 //!
 //! What goes out is derived from the kit rather than listed here, so a new
 //! step cannot silently break the student edition: the features (the
@@ -37,7 +37,7 @@ const SOLUTION: &str = "retry-breaker-solution";
 /// a plain dependency and the features that chose it are always on.
 const STARTER: &str = "retry-breaker-starter";
 
-/// LAB.md paragraphs (or list items) that mention any of these point at
+/// Handout paragraphs (or list items) that mention any of these point at
 /// what the student edition does not have, so they are left out.
 const INSTRUCTOR_ONLY: &[&str] = &[
     "solution/",
@@ -49,13 +49,18 @@ const INSTRUCTOR_ONLY: &[&str] = &[
     "accept-snapshots",
 ];
 
-/// LAB.md sections (by their heading's start) about what only the kit has:
+/// Handout sections (by their heading's start) about what only the kit has:
 /// the instructors' notes, and the fleet crate, which is reference code
 /// with no student step yet.
 const KIT_ONLY_SECTIONS: &[&str] = &["## For instructors", "## One breaker across a fleet"];
 
+/// The kit's handouts that go out as [`handout`] makes them: the same
+/// words for students, without what points at the kit. (The student
+/// edition's README is its own, in `student/`.)
+const KIT_HANDOUTS: &[&str] = &["LAB.md", "MISTAKES.md"];
+
 /// The Markdown files of the student edition whose pictures must go with it.
-const HANDOUTS: &[&str] = &["LAB.md", "README.md"];
+const HANDOUTS: &[&str] = &["LAB.md", "MISTAKES.md", "README.md"];
 
 pub(crate) fn export_student(args: &[String]) -> Result<(), String> {
     let [dir] = args else {
@@ -147,7 +152,9 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     put("Cargo.toml", &root_manifest.text)?;
     put("grading/weights.toml", &file("grading/weights.toml")?)?;
     copy_tracked(&root, "hints", &dir.join("hints"))?;
-    put("LAB.md", &handout(&file("LAB.md")?))?;
+    for name in KIT_HANDOUTS {
+        put(name, &handout(&file(name)?))?;
+    }
     // The pictures the handouts show, wherever they live in the kit.
     for handout in HANDOUTS {
         let Ok(text) = fs::read_to_string(dir.join(handout)) else {
@@ -176,6 +183,12 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     let total = answers.len();
     let answers = leak::to_check(answers, &root.join("starter/src"))?;
     let leaks = leak::leaks(dir, &answers.lines)?;
+    let regions = leak::regions(&root.join("solution/src"))?;
+    let leaks: Vec<String> = leaks
+        .into_iter()
+        .chain(leak::lookalikes(dir, &regions)?)
+        .chain(leak::twins(dir, &root.join("solution/src"))?)
+        .collect();
     if !leaks.is_empty() {
         return Err(format!(
             "the student edition in {} would reveal answers:\n  {}",
@@ -186,11 +199,14 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     println!(
         "checked: the solution's TODO regions hold {total} lines of code; {} are too plain to \
          count, {} are in the starter anyway, {} shown on purpose; none of the other {}, and no \
-         generator marker, is in the export",
+         generator marker, is in the export; no test, hint or handout is shaped like any of \
+         the {} regions long enough to have a shape, and no test or hint function takes and \
+         gives what a function with a TODO does",
         answers.trivial,
         answers.given,
         answers.shown_on_purpose,
-        answers.lines.len()
+        answers.lines.len(),
+        regions.len()
     );
     commit(dir)
 }
@@ -769,10 +785,11 @@ fn student_features(kit: &[(String, Vec<String>)]) -> (Vec<(String, Vec<String>)
     (derived, gate)
 }
 
-/// LAB.md for students: without the instructors' section, without the
-/// paragraphs (or list items) that point at what only the kit has, without
-/// a lead-in whose list went, and without a heading left with nothing under
-/// it.
+/// A handout (LAB.md, MISTAKES.md) for students: without the instructors'
+/// sections, without the paragraphs (or list items) that point at what
+/// only the kit has, without a lead-in whose list went, and without a
+/// heading left with nothing under it. A table is one paragraph, so a row
+/// that points at the kit would take its whole table along.
 fn handout(lab: &str) -> String {
     let mut sections: Vec<&str> = Vec::new();
     let mut start = 0;
@@ -1083,6 +1100,30 @@ mod tests {
         assert!(out.contains("## Going further\n\nOnce everything is green"));
         assert!(out.contains("- **A retry budget.**"));
         assert!(!out.contains("solution/src/shortcut.rs"));
+    }
+
+    #[test]
+    fn the_real_mistakes_handout_keeps_every_row_and_no_word_of_the_kit() {
+        // A row that named the gallery would take its whole table out of
+        // the student edition, and nothing would say so.
+        let rows = |text: &str| {
+            prose_lines(text)
+                .into_iter()
+                .filter(|(line, prose)| *prose && line.starts_with("| ") && !line.contains("---"))
+                .count()
+        };
+        let kit = fs::read_to_string(root().join("MISTAKES.md")).unwrap();
+        let out = handout(&kit);
+        assert_eq!(empty_sections(&out), []);
+        assert!(rows(&kit) > 0);
+        assert_eq!(rows(&out), rows(&kit));
+        for word in INSTRUCTOR_ONLY {
+            assert!(
+                !out.contains(word),
+                "the student's MISTAKES.md names {word}"
+            );
+        }
+        assert!(out.contains("Read a\nstep's section once that step passes"));
     }
 
     #[test]

@@ -52,6 +52,25 @@ pub(crate) fn stated_rules(lab: &str) -> BTreeMap<u32, Vec<Rule>> {
     stated
 }
 
+/// The steps MISTAKES.md has a section for, with each section's heading
+/// (`Step 3: ...`, as LAB.md names the step); none if it cannot be read.
+pub(crate) fn mistake_sections() -> BTreeMap<u32, String> {
+    fs::read_to_string(root().join("MISTAKES.md"))
+        .map(|text| step_sections(&text))
+        .unwrap_or_default()
+}
+
+/// The `## Step N: ...` headings of a handout, by step number.
+pub(crate) fn step_sections(text: &str) -> BTreeMap<u32, String> {
+    text.lines()
+        .filter_map(|line| {
+            let heading = line.strip_prefix("## ")?;
+            let number = heading.strip_prefix("Step ")?.split(':').next()?;
+            Some((number.parse().ok()?, heading.to_owned()))
+        })
+        .collect()
+}
+
 /// The lab's steps, as `(number, name)`, read from the suite's module files
 /// (`tests/lab/step3_half_open.rs` is step 3, `half_open`).
 pub(crate) fn steps() -> Result<Vec<(u32, String)>, String> {

@@ -1,8 +1,9 @@
 //! What a handout names must be there: every `just` recipe, file or folder,
-//! test and crate that LAB.md or a README names in code is checked against
-//! the tree it ships in, so the student edition never sends a student to a
-//! recipe, file or test that only the kit has (`check-export` runs it on
-//! the export's clone, and on the kit's own handouts).
+//! test and crate that LAB.md, MISTAKES.md or a README names in code is
+//! checked against the tree it ships in, so the student edition never sends
+//! a student to a recipe, file or test that only the kit has
+//! (`check-export` runs it on the export's clone, and on the kit's own
+//! handouts).
 
 use std::fs;
 use std::path::Path;
@@ -282,13 +283,14 @@ mod tests {
     fn the_kits_handouts_name_only_what_the_kit_has() {
         let root = crate::root();
         let recipes = recipes(&root).expect("the kit's justfile");
-        for handout in ["LAB.md", "README.md", "student/README.md"] {
+        // Every handout's lines at once, so that one handout's slip does
+        // not hide another's.
+        let mut found = Vec::new();
+        for handout in ["LAB.md", "MISTAKES.md", "README.md", "student/README.md"] {
             let text = fs::read_to_string(root.join(handout)).expect("the kit's handouts");
-            assert_eq!(
-                missing(&root, &root, handout, &text, &recipes),
-                Vec::<String>::new()
-            );
+            found.extend(missing(&root, &root, handout, &text, &recipes));
         }
+        assert_eq!(found, Vec::<String>::new());
     }
 
     #[test]

@@ -13,10 +13,11 @@
 //! on the screen are the ones that matter. The output is the same from run
 //! to run: no timings, no thread ids.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
-use crate::lab::{steps, syllabus};
+use crate::lab::{mistake_sections, steps, syllabus};
 use crate::scoreboard::{self, Board, Start, Style};
 use crate::suite::{self, Build, Results};
 use crate::{filter, root};
@@ -73,7 +74,15 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
                 .to_owned(),
         );
     }
-    lines.extend(summary(&results, &board, &start, step.is_some(), style));
+    let sections: BTreeSet<u32> = mistake_sections().into_keys().collect();
+    lines.extend(summary(
+        &results,
+        &board,
+        &start,
+        step.is_some(),
+        &sections,
+        style,
+    ));
     for line in lines {
         println!("{line}");
     }
@@ -131,13 +140,15 @@ pub(crate) fn failures_in_full(results: &Results, max_lines: usize) -> Vec<Strin
     lines
 }
 
-/// The closing summary: a headline, the scoreboard (one line per step) and
-/// where to start. At most 15 lines on the full suite.
+/// The closing summary: a headline, the scoreboard (one line per step),
+/// where MISTAKES.md has more on the steps that pass (`sections`: the steps
+/// it has a section for) and where to start.
 pub(crate) fn summary(
     results: &Results,
     board: &Board,
     start: &Start,
     one_step: bool,
+    sections: &BTreeSet<u32>,
     style: Style,
 ) -> Vec<String> {
     let total = results.len();
@@ -154,6 +165,7 @@ pub(crate) fn summary(
         ),
     ];
     lines.extend(scoreboard::table(board, style));
+    lines.extend(mistakes_line(board, sections));
     let hint = match start {
         Start::Step { .. } if one_step => "; its failures are shown in full above.".to_owned(),
         Start::Step { number, .. } => {
@@ -172,6 +184,53 @@ pub(crate) fn summary(
         _ => lines.extend(scoreboard::start_lines(start, &hint, REASON_WIDTH, style)),
     }
     lines
+}
+
+/// One line sending the student to MISTAKES.md for the steps of the run
+/// that pass and have a section there. Never for a step that does not pass
+/// yet: its section would give the answers away.
+fn mistakes_line(board: &Board, sections: &BTreeSet<u32>) -> Option<String> {
+    let passed: Vec<u32> = board
+        .steps
+        .iter()
+        .filter(|step| step.done && sections.contains(&step.number))
+        .map(|step| step.number)
+        .collect();
+    match passed.as_slice() {
+        [] => None,
+        [one] => Some(format!(
+            "Mistakes others made in step {one}, now that it passes: MISTAKES.md, \"Step {one}\"."
+        )),
+        _ => Some(format!(
+            "Mistakes others made in steps {}, now that they pass: MISTAKES.md, a section each.",
+            spans(&passed)
+        )),
+    }
+}
+
+/// Step numbers (ascending) as a reader says them: `1 and 2`, `1-3, 5 and
+/// 10-14`.
+fn spans(numbers: &[u32]) -> String {
+    let mut runs = Vec::<(u32, u32)>::new();
+    for &n in numbers {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == n => *last = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let mut items = Vec::new();
+    for (first, last) in runs {
+        match last - first {
+            0 => items.push(first.to_string()),
+            // Two in a row read better as a pair than as a range.
+            1 => items.extend([first.to_string(), last.to_string()]),
+            _ => items.push(format!("{first}-{last}")),
+        }
+    }
+    match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => items.concat(),
+    }
 }
 
 /// Whether the committed snapshots were edited (a student "fixing" a
@@ -263,14 +322,23 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
             })
     }
 
-    fn report(results: &Results, one_step: bool) -> Vec<String> {
+    /// The summary of a run, in a lab whose MISTAKES.md has a section for
+    /// the steps in `sections`.
+    fn report_with(results: &Results, one_step: bool, sections: &[u32]) -> Vec<String> {
         let board = scoreboard::board(results, &steps(), &controls());
         let syllabus = crate::lab::Syllabus {
             controls: controls(),
             ..Default::default()
         };
         let start = scoreboard::start(results, &board, &syllabus, find);
-        summary(results, &board, &start, one_step, Style::plain())
+        let sections: BTreeSet<u32> = sections.iter().copied().collect();
+        summary(results, &board, &start, one_step, &sections, Style::plain())
+    }
+
+    /// The summary of a run, in a lab whose MISTAKES.md has a section for
+    /// steps 1 and 2.
+    fn report(results: &Results, one_step: bool) -> Vec<String> {
+        report_with(results, one_step, &[1, 2])
     }
 
     #[test]
@@ -371,14 +439,60 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
                 "  step 1  closed              3/3   done",
                 "  step 2  open                1/1   done",
                 "  provided parts              1/1",
+                "Mistakes others made in steps 1 and 2, now that they pass: MISTAKES.md, a section each.",
                 "Every step passes. Well done! See LAB.md, \"Going further\".",
             ]
         );
         results.retain(|test, _| test.starts_with("step1_"));
         assert_eq!(
-            report(&results, true).last().map(String::as_str),
-            Some("Step 1 passes. `just test` runs the whole suite.")
+            report(&results, true)[2..],
+            [
+                "  step 1  closed              3/3   done",
+                "Mistakes others made in step 1, now that it passes: MISTAKES.md, \"Step 1\".",
+                "Step 1 passes. `just test` runs the whole suite.",
+            ]
         );
+    }
+
+    #[test]
+    fn only_a_step_that_passes_is_sent_to_its_mistakes() {
+        // Step 1 half done, step 2 failing: no spoilers for either.
+        let results = suite::parse(RUN);
+        assert!(
+            !report(&results, false)
+                .iter()
+                .any(|line| line.contains("MISTAKES.md"))
+        );
+        // Step 1 done, step 2 failing: step 1 only, whether its section or
+        // the whole suite is run.
+        let mut results = suite::parse(RUN);
+        for (test, outcome) in results.iter_mut() {
+            outcome.passed = !test.starts_with("step2_");
+        }
+        let said = |lines: Vec<String>| -> Vec<String> {
+            lines
+                .into_iter()
+                .filter(|line| line.contains("MISTAKES.md"))
+                .collect()
+        };
+        assert_eq!(
+            said(report(&results, false)),
+            ["Mistakes others made in step 1, now that it passes: MISTAKES.md, \"Step 1\"."]
+        );
+        // A step that passes but has no section there: nothing to point at.
+        assert_eq!(said(report_with(&results, false, &[2, 3])), [] as [&str; 0]);
+    }
+
+    #[test]
+    fn the_steps_that_pass_are_said_as_runs() {
+        assert_eq!(spans(&[4]), "4");
+        assert_eq!(spans(&[1, 2]), "1 and 2");
+        assert_eq!(spans(&[1, 2, 3, 5]), "1-3 and 5");
+        assert_eq!(
+            spans(&[1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14]),
+            "1-7 and 10-14"
+        );
+        assert_eq!(spans(&[1, 3, 4, 6, 7, 8]), "1, 3, 4 and 6-8");
     }
 
     #[test]
@@ -404,6 +518,7 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         assert_eq!(
             report(&results, false)[5..],
             [
+                "Mistakes others made in steps 1 and 2, now that they pass: MISTAKES.md, a section each.",
                 "Start here: (the suite stopped early)",
                 "  it says: watchdog: step1_closed::b2_opens was still running after 5s",
             ]

@@ -1,5 +1,5 @@
-//! Generated sequences of permit operations from several callers, checked
-//! step by step against the model (B1-B7, B9, B10).
+//! Generated sequences of permit operations from several callers, run on a
+//! real breaker and judged step by step by the laws (B1-B7, B9, B10).
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use retry_breaker::{
-    ManualClock, Permit, Recorded, Rejected, RetryBreaker, State, Verdict, WindowConfig,
+    Clock, ManualClock, Permit, Recorded, Rejected, RetryBreaker, State, Verdict, WindowConfig,
 };
 
-use super::model::{Model, Rule};
+use super::laws::Laws;
 use crate::support::ms;
 
 /// One thing a caller, or time, can do.
@@ -36,9 +36,9 @@ pub enum Op {
     Read,
 }
 
-/// A breaker configuration and the operations to run on it. Its `Debug` is
-/// the numbered, timed story of the run, as the model expects it, which is
-/// what proptest prints for a shrunk counterexample.
+/// A breaker configuration and the operations to run on it. Its `Debug`,
+/// which proptest prints for a shrunk counterexample, lists them; the
+/// failure message above it tells what the breaker did with them.
 #[derive(Clone)]
 pub struct Scenario {
     pub threshold: u32,
@@ -105,120 +105,6 @@ pub fn advanced_scenario() -> impl Strategy<Value = Scenario> {
         })
 }
 
-/// What one operation did, as the model sees it.
-#[derive(Default)]
-struct Step {
-    description: String,
-    rule: Rule,
-    /// A second rule the step also follows: a panic is B7, and then the
-    /// failure it counts as follows the rules of a failure.
-    also: Option<Rule>,
-    /// For an admission request: the permit's generation, or the rejection.
-    admission: Option<Result<u64, Rejected>>,
-    /// For a report: whether it counted.
-    recorded: Option<Recorded>,
-}
-
-impl Step {
-    /// The rules a disagreement at this step breaks, for its message.
-    fn rules(&self) -> String {
-        match self.also {
-            Some(also) => format!("{}; counted as a failure, {also}", self.rule),
-            None => self.rule.to_owned(),
-        }
-    }
-}
-
-/// Permits still out in the model's story: (name, caller, generation).
-type Outstanding = Vec<(String, u8, u64)>;
-
-/// Applies `op` to the model, describing it for a reader.
-fn model_step(model: &mut Model, out: &mut Outstanding, issued: &mut u32, op: Op) -> Step {
-    match op {
-        Op::Acquire(caller) => {
-            let (admission, rule) = model.admit();
-            let description = match admission {
-                Ok(generation) => {
-                    *issued += 1;
-                    let name = format!("p{issued}");
-                    out.push((name.clone(), caller, generation));
-                    format!("caller #{caller} asks: admitted as {name} (g{generation})")
-                }
-                Err(rejection) => format!("caller #{caller} asks: rejected, {rejection:?}"),
-            };
-            Step {
-                description,
-                rule,
-                admission: Some(admission),
-                ..Step::default()
-            }
-        }
-        // Every operation on an outstanding permit needs one to be out.
-        Op::Report(..) | Op::Drop(_) | Op::Ignore(_) | Op::Panic(_) if out.is_empty() => Step {
-            description: "(no permit out, so nothing happens)".into(),
-            ..Step::default()
-        },
-        Op::Report(i, success) => {
-            let (name, caller, generation) = out.remove(i % out.len());
-            let (recorded, rule) = model.report(generation, success);
-            let verdict = if success { "success" } else { "failure" };
-            Step {
-                description: format!("{name} (caller #{caller}) reports {verdict}: {recorded:?}"),
-                rule,
-                recorded: Some(recorded),
-                ..Step::default()
-            }
-        }
-        // Neither is a verdict: the model hands the permit's slot back.
-        Op::Ignore(i) | Op::Drop(i) => {
-            let (name, caller, generation) = out.remove(i % out.len());
-            let (rule, what) = if let Op::Ignore(_) = op {
-                (model.ignore(generation), "reports an ignored outcome")
-            } else {
-                (model.abandon(generation), "is dropped unreported")
-            };
-            Step {
-                description: format!("{name} (caller #{caller}) {what}"),
-                rule,
-                ..Step::default()
-            }
-        }
-        Op::Panic(i) => {
-            let (name, caller, generation) = out.remove(i % out.len());
-            let (recorded, as_a_failure) = model.report(generation, false);
-            Step {
-                description: format!(
-                    "caller #{caller} panics holding {name}: a failure, {recorded:?}"
-                ),
-                rule: "B7: a panic while holding a permit counts as a failure (subject to B6), TODO(4)",
-                also: Some(as_a_failure),
-                recorded: Some(recorded),
-                ..Step::default()
-            }
-        }
-        Op::Advance(by) => {
-            model.advance(by);
-            Step {
-                description: format!("{}ms pass", by.as_millis()),
-                ..Step::default()
-            }
-        }
-        Op::ToDeadline => {
-            let by = model.until_deadline().unwrap_or_default();
-            model.advance(by);
-            Step {
-                description: format!("time moves to the deadline (+{by:?})"),
-                ..Step::default()
-            }
-        }
-        Op::Read => Step {
-            description: "someone reads the state".into(),
-            rule: "B10: reading the state changes nothing",
-            ..Step::default()
-        },
-    }
-}
-
 impl fmt::Debug for Scenario {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -237,27 +123,22 @@ impl fmt::Debug for Scenario {
             )?;
         }
         writeln!(f, ":")?;
-        let mut model = self.model();
-        let (mut out, mut issued) = (Vec::new(), 0);
-        for (n, &op) in self.ops.iter().enumerate() {
-            let at = model.now();
-            let step = model_step(&mut model, &mut out, &mut issued, op);
-            writeln!(
-                f,
-                "  {:>2}. t={:<6} {}  => {}",
-                n + 1,
-                format!("{}ms", at.as_millis()),
-                step.description,
-                model.state()
-            )?;
+        for (n, op) in self.ops.iter().enumerate() {
+            writeln!(f, "  {:>2}. {op:?}", n + 1)?;
         }
         Ok(())
     }
 }
 
 impl Scenario {
-    fn model(&self) -> Model {
-        Model::new(self.threshold, self.cooldown).with_modes(self.success_threshold, self.window)
+    /// The laws this scenario's breaker must obey.
+    pub fn laws(&self) -> Laws {
+        Laws::new(
+            self.threshold,
+            self.cooldown,
+            self.success_threshold,
+            self.window,
+        )
     }
 
     /// The breaker under test: the core lab's constructor, or the builder
@@ -332,126 +213,190 @@ fn opening_never_panics(scenario: &Scenario) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the scenario on a real breaker and the model side by side; returns
-/// the first disagreement or broken invariant, as a sentence.
+/// One step as it was observed: what the breaker said before and after,
+/// and what the operation returned.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub op: Op,
+    /// For an operation on an outstanding permit: its place among the
+    /// permits out, oldest first, before it was taken out.
+    pub slot: Option<usize>,
+    /// That permit's generation, as the breaker stamped it.
+    pub permit: Option<u64>,
+    /// The step in words, for a failure message.
+    pub description: String,
+    pub before: State,
+    pub generation_before: u64,
+    pub after: State,
+    pub generation_after: u64,
+    /// The clock after the step.
+    pub now: Duration,
+    /// For a request: the permit's generation, or the refusal.
+    pub admission: Option<Result<u64, Rejected>>,
+    /// For a success or a failure reported: what the breaker answered.
+    pub recorded: Option<Recorded>,
+}
+
+/// Whoever decides whether an observed step was right: the laws, in every
+/// run; an instructor's exact model, in grading.
+pub trait Judge {
+    fn judge(&mut self, seen: &Seen) -> Result<(), String>;
+}
+
+impl Judge for Laws {
+    fn judge(&mut self, seen: &Seen) -> Result<(), String> {
+        Laws::judge(self, seen)
+    }
+}
+
+/// A permit still out: its name in the story, its caller, the permit.
+struct Out<'a> {
+    name: String,
+    caller: u8,
+    permit: Permit<'a, ManualClock>,
+}
+
+/// Runs the scenario on a real breaker and judges every step by the laws;
+/// returns the first broken one, as a sentence, with the story so far.
 pub fn check(scenario: &Scenario) -> Result<(), String> {
+    check_with(scenario, scenario.laws())
+}
+
+/// [`check`], judged by `judge`.
+pub fn check_with(scenario: &Scenario, mut judge: impl Judge) -> Result<(), String> {
     opening_never_panics(scenario)?;
     let clock = ManualClock::new();
     let breaker = scenario.breaker(&clock)?;
-    let mut model = scenario.model();
-    let mut out: Outstanding = Vec::new();
-    let mut permits: Vec<Permit<'_, ManualClock>> = Vec::new();
+    let mut out: Vec<Out<'_>> = Vec::new();
     let mut issued = 0;
+    let mut story = String::from("what the breaker did:\n");
 
     for (n, &op) in scenario.ops.iter().enumerate() {
+        let at = clock.now();
         let before = breaker.state();
-        let generation_before = breaker.generation();
-        let fail = |what: String, rules: String| Err(format!("step {}: {what} [{rules}]", n + 1));
-        // Apply to the breaker first, choosing the same permit as the model.
-        let chosen = |i: usize| (!permits.is_empty()).then(|| i % permits.len());
-        let actual: Option<Result<Option<Recorded>, Rejected>> = match op {
-            Op::Acquire(_) => Some(breaker.try_acquire().map(|permit| {
-                permits.push(permit);
-                None
-            })),
-            Op::Report(i, success) => chosen(i).map(|i| {
-                let permit = permits.remove(i);
-                Ok(Some(if success {
-                    permit.success()
+        let generation_before = breaker.generation().get();
+        let slot = match op {
+            Op::Report(i, _) | Op::Drop(i) | Op::Ignore(i) | Op::Panic(i) if !out.is_empty() => {
+                Some(i % out.len())
+            }
+            _ => None,
+        };
+        let taken = slot.map(|slot| out.remove(slot));
+        let permit = taken.as_ref().map(|taken| taken.permit.generation().get());
+        let who = taken
+            .as_ref()
+            .map(|taken| format!("{} (caller #{})", taken.name, taken.caller));
+        let (mut admission, mut recorded) = (None, None);
+        let description = match (op, taken) {
+            (Op::Acquire(caller), _) => match breaker.try_acquire() {
+                Ok(permit) => {
+                    issued += 1;
+                    let name = format!("p{issued}");
+                    let generation = permit.generation().get();
+                    admission = Some(Ok(generation));
+                    out.push(Out {
+                        name: name.clone(),
+                        caller,
+                        permit,
+                    });
+                    format!("caller #{caller} asks: admitted as {name} (g{generation})")
+                }
+                Err(rejection) => {
+                    admission = Some(Err(rejection));
+                    format!("caller #{caller} asks: rejected, {rejection:?}")
+                }
+            },
+            (Op::Report(_, success), Some(taken)) => {
+                let answer = if success {
+                    taken.permit.success()
                 } else {
-                    permit.failure()
-                }))
-            }),
-            Op::Drop(i) => chosen(i).map(|i| {
-                drop(permits.remove(i));
-                Ok(None)
-            }),
-            Op::Ignore(i) => chosen(i).map(|i| Ok(permits.remove(i).report(Verdict::Ignored))),
-            Op::Panic(i) => chosen(i).map(|i| {
-                let permit = permits.remove(i);
+                    taken.permit.failure()
+                };
+                recorded = Some(answer);
+                let verdict = if success { "success" } else { "failure" };
+                format!("{} reports {verdict}: {answer:?}", who.unwrap_or_default())
+            }
+            (Op::Drop(_), Some(taken)) => {
+                drop(taken.permit);
+                format!("{} is dropped unreported", who.unwrap_or_default())
+            }
+            (Op::Ignore(_), Some(taken)) => {
+                let who = who.unwrap_or_default();
+                if let Some(answer) = taken.permit.report(Verdict::Ignored) {
+                    return Err(format!(
+                        "step {}: {who} reports an ignored outcome: the breaker recorded \
+                         {answer:?}, where nothing is recorded [{}]\n\n{story}",
+                        n + 1,
+                        super::rules::K1_IGNORED_RECORDS_NOTHING
+                    ));
+                }
+                format!("{who} reports an ignored outcome")
+            }
+            (Op::Panic(_), Some(taken)) => {
                 quiet_panics();
                 let caught = catch_unwind(AssertUnwindSafe(move || {
-                    let _held = permit;
+                    let _held = taken.permit;
                     std::panic::panic_any(Deliberate);
                 }));
                 assert!(caught.is_err());
-                Ok(None)
-            }),
-            Op::Advance(by) => {
+                let who = who.unwrap_or_default();
+                format!("the caller of {who} panics holding it: a failure")
+            }
+            (Op::Advance(by), _) => {
                 clock.advance(by);
-                None
+                format!("{}ms pass", by.as_millis())
             }
-            Op::ToDeadline => {
-                clock.advance(model.until_deadline().unwrap_or_default());
-                None
+            (Op::ToDeadline, _) => {
+                let by = match before {
+                    State::Open { remaining } if at.checked_add(remaining).is_some() => remaining,
+                    _ => Duration::ZERO,
+                };
+                clock.advance(by);
+                format!("time moves to the deadline (+{by:?})")
             }
-            Op::Read => None,
+            (Op::Read, _) => "someone reads the state".to_owned(),
+            (_, None) => "(no permit out, so nothing happens)".to_owned(),
         };
-        let step = model_step(&mut model, &mut out, &mut issued, op);
-
-        if let (Some(expected), Some(actual)) = (step.admission, &actual) {
-            let admitted = actual.as_ref().map(|_| ()).map_err(|r| *r);
-            let expected_admitted = expected.map(|_| ());
-            if admitted != expected_admitted {
-                return fail(
-                    format!("{}: the breaker answered {admitted:?}", step.description),
-                    step.rules(),
-                );
-            }
-        }
-        if let (Op::Ignore(_), Some(Ok(Some(recorded)))) = (op, &actual) {
-            return fail(
-                format!(
-                    "{}: the breaker recorded {recorded:?}, where nothing is recorded",
-                    step.description
-                ),
-                step.rules(),
-            );
-        }
-        if let (Some(expected), Some(Ok(Some(recorded)))) = (step.recorded, &actual) {
-            if *recorded != expected {
-                return fail(
-                    format!(
-                        "{}: the breaker recorded {recorded:?} (B9)",
-                        step.description
-                    ),
-                    step.rules(),
-                );
-            }
-        }
-        let state = breaker.state();
-        if state != model.state() {
-            return fail(
-                format!(
-                    "after \"{}\" the breaker is {state}, the model says {}",
-                    step.description,
-                    model.state()
-                ),
-                step.rules(),
-            );
-        }
-        if step.recorded == Some(Recorded::Stale)
-            && (state != before || breaker.generation() != generation_before)
-        {
-            return fail(
-                format!("a stale outcome changed the breaker from {before} to {state}"),
-                "B6: stale outcomes change nothing, TODO(3)".to_owned(),
-            );
-        }
+        let after = breaker.state();
+        story.push_str(&format!(
+            "  {:>2}. t={:<6} {description}  => {after}\n",
+            n + 1,
+            format!("{}ms", at.as_millis()),
+        ));
+        let seen = Seen {
+            op,
+            slot,
+            permit,
+            description,
+            before,
+            generation_before,
+            after,
+            generation_after: breaker.generation().get(),
+            now: clock.now(),
+            admission,
+            recorded,
+        };
+        judge
+            .judge(&seen)
+            .map_err(|why| format!("step {}: {why}\n\n{story}", n + 1))?;
         // Never more than one probe out: in HALF-OPEN, every permit of the
         // current generation is a probe.
-        if let State::HalfOpen { .. } = state {
-            let current = breaker.generation();
-            let probes = permits.iter().filter(|p| p.generation() == current).count();
+        if let State::HalfOpen { .. } = after {
+            let current = seen.generation_after;
+            let probes = out
+                .iter()
+                .filter(|out| out.permit.generation().get() == current)
+                .count();
             if probes > 1 {
-                return fail(
-                    format!("{probes} probes are out at once"),
-                    "B5: one probe at a time, TODO(2)".to_owned(),
-                );
+                return Err(format!(
+                    "step {}: {probes} probes are out at once [{}]\n\n{story}",
+                    n + 1,
+                    super::rules::B5_ONE_PROBE
+                ));
             }
         }
     }
     // Whatever is still out is dropped at the end: that must not panic.
-    drop(permits);
+    drop(out);
     Ok(())
 }

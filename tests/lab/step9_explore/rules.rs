@@ -1,5 +1,5 @@
-//! What a disagreement with the model tells the student: the rule it broke,
-//! and the TODO where the lab teaches that rule.
+//! The rules a step-9 exploration can find broken, as its failure messages
+//! name them: the rule and the TODO where the lab teaches it.
 
 /// A rule, as a failure message names it.
 pub type Rule = &'static str;
