@@ -5,6 +5,10 @@
 //! hands it a clock; keeping those out of here leaves only the rules. Every
 //! method runs inside the breaker's short critical section, so none of them
 //! may block or call anything slow.
+//!
+//! The student designs this file whole: the starter gets only the interface
+//! below and the rules (see `xtask/src/starter.rs`).
+// STARTER DESIGN: design/circuit.rs
 
 use std::time::Duration;
 

@@ -5,11 +5,19 @@
 //! hands it a clock; keeping those out of here leaves only the rules. Every
 //! method runs inside the breaker's short critical section, so none of them
 //! may block or call anything slow.
+//!
+//! This file is yours to design (steps 1-4, and 11-12 if you take the
+//! advanced track). The breaker calls the methods below, with the
+//! signatures below; everything else is your choice: how the circuit
+//! remembers which state it is in, what it counts, when its cooldown ends,
+//! which generation it is in, and which helpers you write. `Deadline`
+//! (`deadline.rs`) and `Window` (`window.rs`, step 12) are there if you want
+//! them. LAB.md gives the rules, one step at a time; grow the design with
+//! them rather than writing it all at once.
 
 use std::time::Duration;
 
 use crate::clock::Clock;
-use crate::deadline::Deadline;
 use crate::error::Rejected;
 use crate::state::{Phase, State};
 use crate::transition::{Generation, Transition};
@@ -30,182 +38,125 @@ pub enum Recorded {
     Stale,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Closed { failures: u32 },
-    Open { until: Deadline },
-    HalfOpen { probe_out: bool },
-}
-
+/// The circuit: its settings and whatever it needs to remember between
+/// calls.
 #[derive(Debug)]
 pub(crate) struct Circuit {
-    threshold: u32,
-    cooldown: Duration,
-    mode: Mode,
-    /// Good probes a HALF-OPEN circuit needs before it closes (S1).
-    success_threshold: u32,
-    /// Good probes so far in this HALF-OPEN spell (S1, S2).
-    probes_passed: u32,
-    /// In window mode, the verdicts of the last counted attempts while
-    /// CLOSED (W1); `None` in consecutive mode.
-    window: Option<Window>,
-    generation: Generation,
-    /// The transition made by the last operation, waiting to be handed to the
-    /// hook once the lock is released.
-    transition: Option<Transition>,
+    // TODO(1): what the circuit remembers: its settings, which state it is
+    // in and what that state needs (B2, and B3-B6 in the next steps)
 }
 
+// The bodies below are yours: until you write them, their parameters are
+// unused.
+#[allow(unused_variables)]
 impl Circuit {
-    /// A closed circuit. The threshold has already been checked (B1).
+    /// A closed circuit, with no failure counted, in the first generation.
+    /// The threshold has already been checked (B1).
     pub(crate) fn new(threshold: u32, cooldown: Duration) -> Self {
-        Circuit {
-            threshold,
-            cooldown,
-            mode: Mode::Closed { failures: 0 },
-            success_threshold: 1,
-            probes_passed: 0,
-            window: None,
-            generation: Generation::default(),
-            transition: None,
-        }
+        // TODO(1): a new circuit (B2)
+        todo!("TODO(1): a new circuit (B2); see LAB.md, step 1")
     }
 
     /// The advanced modes, already checked: `success_threshold` good probes
     /// to close (S1), and a failure-rate window instead of a consecutive
-    /// count (W1). The defaults, 1 and `None`, are the core lab.
-    pub(crate) fn with_modes(mut self, success_threshold: u32, window: Option<Window>) -> Self {
-        self.success_threshold = success_threshold;
-        self.window = window;
+    /// count (W1). The defaults, 1 and `None`, are the core lab, which can
+    /// ignore them.
+    pub(crate) fn with_modes(self, success_threshold: u32, window: Option<Window>) -> Self {
+        // TODO(11): keep `success_threshold` (S1)
+        // TODO(12): keep the window (W1)
         self
     }
 
+    /// Good probes a HALF-OPEN circuit needs before it closes (S1).
     pub(crate) fn success_threshold(&self) -> u32 {
-        self.success_threshold
+        // TODO(11): the setting `with_modes` was given (S1)
+        1
     }
 
+    /// The window's settings, in window mode (W1).
     pub(crate) fn window_config(&self) -> Option<WindowConfig> {
-        self.window.as_ref().map(Window::config)
+        // TODO(12): the window's settings, if it has one (W1)
+        None
     }
 
     /// Whether a success in CLOSED can change anything even with no failure
     /// counted: in window mode it takes a place in the window (W1).
     pub(crate) fn counts_successes(&self) -> bool {
-        self.window.is_some()
+        // TODO(12): true in window mode (W1)
+        false
     }
 
+    /// The threshold it was made with.
     pub(crate) fn threshold(&self) -> u32 {
-        self.threshold
+        // TODO(1): the setting `new` was given
+        todo!("TODO(1): the setting `new` was given; see LAB.md, step 1")
     }
 
+    /// The cooldown it was made with.
     pub(crate) fn cooldown(&self) -> Duration {
-        self.cooldown
+        // TODO(1): the setting `new` was given
+        todo!("TODO(1): the setting `new` was given; see LAB.md, step 1")
     }
 
+    /// The current generation: it starts at `Generation::default()`, and
+    /// every transition moves it on with `next()` (B6).
     pub(crate) fn generation(&self) -> Generation {
-        self.generation
+        // TODO(1): the current generation (B6)
+        todo!("TODO(1): the current generation (B6); see LAB.md, step 1")
     }
 
     /// The state as an observer sees it (B10). Reading never changes
     /// anything: after the deadline the circuit reports OPEN with nothing
     /// left, and only the next admission request turns it HALF-OPEN.
     pub(crate) fn state(&self, clock: &impl Clock) -> State {
-        match self.mode {
-            Mode::Closed { failures } => State::Closed { failures },
-            Mode::Open { until } => State::Open {
-                remaining: until.remaining(clock.now()),
-            },
-            Mode::HalfOpen { probe_out } => State::HalfOpen {
-                probe_in_flight: probe_out,
-            },
-        }
+        // TODO(1): the state, as `State` tells it (B2, B10)
+        todo!("TODO(1): the state, as `State` tells it (B2, B10); see LAB.md, step 1")
     }
 
     /// Decides whether one attempt may call the dependency. On admission,
     /// returns the generation the attempt belongs to.
     ///
-    /// The clock is read only when the circuit is open: admitting an attempt
-    /// into a closed circuit needs no time at all.
-    // (Generated: the TODO below leaves names unused until it is done.)
-    #[allow(unused_variables, unused_mut, unreachable_code)]
+    /// Read the clock only when the circuit is open: admitting an attempt
+    /// into a closed circuit needs no time at all, and a user's clock may be
+    /// slow or may panic (B12).
     pub(crate) fn admit(&mut self, clock: &impl Clock) -> Result<Generation, Rejected> {
-        match self.mode {
-            Mode::Closed { .. } => Ok(self.generation),
-            Mode::Open { until } => {
-                let now = clock.now();
-                // TODO(2): before the deadline refuse, saying how long is left; from it on, this attempt is the single probe (B3, B4, B5)
-                todo!(
-                    "TODO(2): before the deadline refuse, saying how long is left; from it on, this attempt is the single probe (B3, B4, B5); see LAB.md, step 2"
-                )
-            }
-            Mode::HalfOpen { probe_out } => {
-                // TODO(2): admit a probe only if none is in flight (B5)
-                todo!("TODO(2): admit a probe only if none is in flight (B5); see LAB.md, step 2")
-            }
-        }
+        // TODO(1): CLOSED admits every attempt (B2)
+        // TODO(2): OPEN refuses until its deadline, then one probe (B3-B5)
+        todo!(
+            "TODO(1): CLOSED admits every attempt (B2); TODO(2): OPEN refuses until its deadline, then one probe (B3-B5); see LAB.md, step 1"
+        )
     }
 
     /// Counts a success reported by an attempt admitted in `generation`.
-    // (Generated: the TODO below leaves names unused until it is done.)
-    #[allow(unused_variables, unused_mut, unreachable_code)]
+    ///
+    /// If reading the clock panics (B12), nothing may have changed yet:
+    /// read it before changing anything.
     pub(crate) fn on_success(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
-        // TODO(3): a success from an older generation changes nothing, and says so (B6, B9)
-        // (Skipped for now, so the earlier steps keep working.)
-        // TODO(12): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
-        // (Skipped for now, so the earlier steps keep working.)
-        // TODO(11): a good probe short of the success threshold lets the next probe in instead of closing (S1)
-        // (Skipped for now, so the earlier steps keep working.)
-        match self.mode {
-            Mode::Closed { .. } => {
-                // TODO(1): a success resets the consecutive-failure count (B2)
-                todo!(
-                    "TODO(1): a success resets the consecutive-failure count (B2); see LAB.md, step 1"
-                )
-            }
-            Mode::HalfOpen { .. } => {
-                // TODO(2): a successful probe closes the circuit with a clean count (B5)
-                todo!(
-                    "TODO(2): a successful probe closes the circuit with a clean count (B5); see LAB.md, step 2"
-                )
-            }
-            // Admitting an attempt into an open circuit moves it to HALF-OPEN
-            // first, so no attempt of the current generation can report here.
-            Mode::Open { .. } => return Recorded::Stale,
-        }
-        Recorded::Counted
+        // TODO(1): a success resets the count (B2)
+        // TODO(2): a good probe closes (B5)
+        // TODO(3): a stale one changes nothing (B6)
+        todo!(
+            "TODO(1): a success resets the count (B2); TODO(2): a good probe closes (B5); TODO(3): a stale one changes nothing (B6); see LAB.md, step 1"
+        )
     }
 
     /// Counts a failure reported by an attempt admitted in `generation`.
-    // (Generated: the TODO below leaves names unused until it is done.)
-    #[allow(unused_variables, unused_mut, unreachable_code)]
+    ///
+    /// If reading the clock panics (B12), nothing may have changed yet:
+    /// read it before changing anything.
     pub(crate) fn on_failure(&mut self, generation: Generation, clock: &impl Clock) -> Recorded {
-        // TODO(3): a failure from an older generation changes nothing, and says so (B6, B9)
-        // (Skipped for now, so the earlier steps keep working.)
-        // TODO(12): in window mode, a failure in CLOSED enters the window, and the window decides (W1)
-        // (Skipped for now, so the earlier steps keep working.)
-        match self.mode {
-            Mode::Closed { failures } => {
-                // TODO(1): count the failure; at the threshold, open until now + cooldown (B2)
-                todo!(
-                    "TODO(1): count the failure; at the threshold, open until now + cooldown (B2); see LAB.md, step 1"
-                )
-            }
-            Mode::HalfOpen { .. } => {
-                // TODO(2): a failed probe reopens the circuit for a whole new cooldown (B5)
-                todo!(
-                    "TODO(2): a failed probe reopens the circuit for a whole new cooldown (B5); see LAB.md, step 2"
-                )
-            }
-            Mode::Open { .. } => return Recorded::Stale,
-        }
-        Recorded::Counted
+        // TODO(1): failures open at the threshold (B2)
+        // TODO(2): a failed probe reopens (B5)
+        // TODO(3): a stale one changes nothing (B6)
+        todo!(
+            "TODO(1): failures open at the threshold (B2); TODO(2): a failed probe reopens (B5); TODO(3): a stale one changes nothing (B6); see LAB.md, step 1"
+        )
     }
 
     /// An attempt admitted in `generation` ended without an outcome: its
     /// permit was dropped unreported (B7). Nothing was observed, so nothing
     /// is counted; a probe only hands its slot back so the next attempt can
     /// probe instead.
-    // (Generated: the TODO below leaves names unused until it is done.)
-    #[allow(unused_variables, unused_mut, unreachable_code)]
     pub(crate) fn abandon(&mut self, generation: Generation) {
         // TODO(4): a current probe gives its slot back; anything else changes nothing (B7)
         todo!(
@@ -218,57 +169,18 @@ impl Circuit {
     /// current probe hands its slot back with no verdict, as a dropped
     /// probe does; any other attempt holds no slot, and nothing was counted.
     ///
-    /// `abandon` alone would do the same, but it is step 4's TODO: asking
-    /// it only for the current probe keeps a clock that panics at a trip
-    /// (step 1) independent of how far the student has come.
+    /// Do not leave this to `abandon` for every attempt: `abandon` is step
+    /// 4's, and a clock that panics while CLOSED (step 1) must not need it.
     pub(crate) fn interrupted(&mut self, generation: Generation) {
-        if self.mode == (Mode::HalfOpen { probe_out: true }) && generation == self.generation {
-            self.abandon(generation);
-        }
+        // TODO(2): a current probe gives its slot back (B5, B12)
+        // TODO(4): `abandon` can do it
     }
 
-    /// Takes the transition made by the last operation, if any.
+    /// Takes the transition made by the last operation, if any, for the
+    /// breaker to hand to the hook once the lock is released: each
+    /// transition is reported once (B11).
     pub(crate) fn take_transition(&mut self) -> Option<Transition> {
-        self.transition.take()
-    }
-
-    /// Whether an outcome from `generation` arrives too late to count (B6).
-    // (Generated: the TODO below leaves names unused until it is done.)
-    #[allow(unused_variables, unused_mut, unreachable_code)]
-    fn is_stale(&self, generation: Generation) -> bool {
-        // TODO(3): has the circuit changed state since this generation? (B6)
-        // For now, a stand-in that ignores this rule, so the earlier steps keep working:
-        false
-    }
-
-    /// Opens the circuit for one cooldown starting `now`.
-    // (Generated: the TODO below leaves names unused until it is done.)
-    #[allow(unused_variables, unused_mut, unreachable_code)]
-    fn trip(&mut self, now: Duration) {
-        // TODO(1): open until now + cooldown: a transition (B2)
-        todo!("TODO(1): open until now + cooldown: a transition (B2); see LAB.md, step 1")
-    }
-
-    /// Moves to `mode`, starting a new generation so that every attempt
-    /// still in flight from before becomes stale.
-    // (Generated: the TODO below leaves names unused until it is done.)
-    #[allow(unused_variables, unused_mut, unreachable_code)]
-    fn enter(&mut self, mode: Mode, now: Duration) {
-        // TODO(1): the new mode, the next generation, and the transition left for the hook (B2, B6)
-        todo!(
-            "TODO(1): the new mode, the next generation, and the transition left for the hook (B2, B6); see LAB.md, step 1"
-        )
-        // TODO(11): a new state starts counting good probes from 0 (S2)
-        // (Skipped for now, so the earlier steps keep working.)
-        // TODO(12): the window starts empty whenever the circuit closes (W2)
-        // (Skipped for now, so the earlier steps keep working.)
-    }
-}
-
-fn phase(mode: Mode) -> Phase {
-    match mode {
-        Mode::Closed { .. } => Phase::Closed,
-        Mode::Open { .. } => Phase::Open,
-        Mode::HalfOpen { .. } => Phase::HalfOpen,
+        // TODO(1): the transition the last call made, if any, once (B11)
+        todo!("TODO(1): the transition the last call made, if any, once (B11); see LAB.md, step 1")
     }
 }

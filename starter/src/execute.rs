@@ -241,51 +241,9 @@ impl<C: Clock> RetryBreaker<C> {
                 advice,
             });
         }
+        // Cancellation (TODO(7): E2 before each attempt, E7 during each
+        // backoff sleep) belongs in this loop too; leave it for step 7.
         // TODO(6): the retry loop (E1, E3-E6, E10)
         todo!("TODO(6): the retry loop (E1, E3-E6, E10); see LAB.md, step 6")
     }
-}
-
-/// Ends the call if the token was cancelled before the next attempt (E2),
-/// with the error of the attempt before it (`previous`), if one ran.
-// (Generated: the TODO below leaves names unused until it is done.)
-#[allow(unused_variables, unused_mut, unreachable_code)]
-fn stop_if_cancelled<E>(
-    cancel: &CancellationToken,
-    attempts_made: u32,
-    previous: &mut Option<E>,
-) -> Result<(), ExecuteError<E>> {
-    // TODO(7): a cancelled token ends the call before the next attempt (E2)
-    // (Skipped for now, so the earlier steps keep working.)
-    Ok(())
-}
-
-/// The call's end by cancellation after `attempts_made` attempts, carrying
-/// the last one's error, `previous`, so the caller still learns why the
-/// call was waiting (E2, E7).
-fn cancelled<E>(attempts_made: u32, previous: &mut Option<E>) -> ExecuteError<E> {
-    ExecuteError::Cancelled {
-        attempts_made,
-        source: previous.take(),
-    }
-}
-
-/// Sleeps out one backoff delay, unless the token is cancelled first (E7);
-/// `previous` is the failure the sleep is for.
-// (Generated: the TODO below leaves names unused until it is done.)
-#[allow(unused_variables, unused_mut, unreachable_code)]
-async fn pause<S, E>(
-    sleeper: &S,
-    delay: Duration,
-    cancel: &CancellationToken,
-    attempts_made: u32,
-    previous: &mut Option<E>,
-) -> Result<(), ExecuteError<E>>
-where
-    S: Sleeper,
-{
-    // TODO(7): stop sleeping as soon as the token is cancelled (E7)
-    // For now, a stand-in that ignores this rule, so the earlier steps keep working:
-    sleeper.sleep(delay).await;
-    Ok(())
 }

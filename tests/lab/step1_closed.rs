@@ -4,10 +4,40 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use retry_breaker::{ConfigError, ManualClock, Phase, RetryBreaker, State};
+use retry_breaker::{ConfigError, Generation, ManualClock, Phase, RetryBreaker, State};
 
 use crate::support::breaker_core::{CLOCK_PANIC, Core, assert_counted, assert_state, spawned};
 use crate::support::{Lab, guard, ms};
+
+#[test]
+fn b2_a_new_breaker_is_closed_with_no_failures_in_generation_zero() {
+    let breaker = RetryBreaker::new(3, ms(10), ManualClock::new()).unwrap();
+    assert_eq!(
+        breaker.state(),
+        State::Closed { failures: 0 },
+        "TODO(1): a new circuit is CLOSED with no failures counted (B2)"
+    );
+    assert_eq!(
+        breaker.generation(),
+        Generation::default(),
+        "TODO(1): a new circuit is in the first generation, `Generation::default()` (B6)"
+    );
+    assert_eq!(
+        (breaker.threshold(), breaker.cooldown()),
+        (3, ms(10)),
+        "TODO(1): the circuit keeps the settings it was made with"
+    );
+    assert!(format!("{breaker:?}").contains("Closed"));
+    let permit = breaker.try_acquire().unwrap();
+    assert_eq!(
+        format!("{permit:?}"),
+        "Permit { generation: Generation(0), .. }",
+        "TODO(1): CLOSED admits in the current generation (B2)"
+    );
+    // Reporting on it is the student's code (step 1); dropping it is not
+    // until step 5.
+    drop(permit);
+}
 
 #[test]
 fn b1_a_zero_threshold_is_refused_with_a_clear_error() {

@@ -19,23 +19,6 @@ fn the_suite_tests_the_crate_the_command_asked_for() {
 }
 
 #[test]
-fn b2_a_new_breaker_is_closed_with_no_failures_in_generation_zero() {
-    let breaker = retry_breaker::RetryBreaker::new(3, ms(10), ManualClock::new()).unwrap();
-    assert_eq!(breaker.state(), State::Closed { failures: 0 });
-    assert_eq!(breaker.generation(), Generation::default());
-    assert_eq!((breaker.threshold(), breaker.cooldown()), (3, ms(10)));
-    assert!(format!("{breaker:?}").contains("Closed"));
-    let permit = breaker.try_acquire().unwrap();
-    assert_eq!(
-        format!("{permit:?}"),
-        "Permit { generation: Generation(0), .. }"
-    );
-    // Reporting on it is the student's code (step 1); dropping it is not
-    // until step 5.
-    drop(permit);
-}
-
-#[test]
 fn a_manual_clock_moves_only_when_told_and_clones_share_it() {
     let clock = ManualClock::new();
     let handle = clock.clone();

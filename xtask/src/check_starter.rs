@@ -101,6 +101,52 @@ pub(crate) fn check_starter() -> Result<(), String> {
         }
     }
 
+    // Another design of the files a student designs whole must pass too:
+    // the suite judges what the breaker answers, not how it is written.
+    let done = starter::generate(&root.join("solution/src"), u32::MAX)?;
+    for design in crate::designs::examples(&root)? {
+        let src = workspace.join("starter/src");
+        fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
+        fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+        for (name, text) in &done.files {
+            fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+        }
+        for (name, text) in &design.files {
+            if !done.files.iter().any(|(file, _)| file == name) {
+                problems.push(format!(
+                    "{}: {name} replaces no file of the student's crate",
+                    design.folder.display()
+                ));
+            }
+            fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+        }
+        let results = suite::run_lab(&workspace, Some(&scratch.join("target")), &[])?;
+        let failed: Vec<&String> = results
+            .iter()
+            .filter(|(_, outcome)| !outcome.passed)
+            .map(|(test, _)| test)
+            .collect();
+        let label = design
+            .folder
+            .strip_prefix(&root)
+            .unwrap_or(&design.folder)
+            .display()
+            .to_string();
+        println!(
+            "{label}: every step done another way, {} passed, {} failed",
+            results.len() - failed.len(),
+            failed.len()
+        );
+        if results.is_empty() || !failed.is_empty() {
+            let first: Vec<&&String> = failed.iter().take(5).collect();
+            problems.push(format!(
+                "{label}: a correct design of its own must pass the whole suite, but {} test(s) \
+                 failed, first {first:?}",
+                failed.len()
+            ));
+        }
+    }
+
     println!(
         "\ncontrols (may pass before their step is done; they guard against over-applying a rule):"
     );

@@ -8,6 +8,7 @@ mod check_mistakes;
 mod check_readme;
 mod check_starter;
 mod check_verdict;
+mod designs;
 mod export;
 mod filter;
 mod grade;

@@ -21,6 +21,21 @@
 //! ONLY` block (its `// STARTER:` lines, if any, are what the starter gets
 //! instead), and a whole file is left out by a `// SOLUTION ONLY FILE: why`
 //! line.
+//!
+//! Helpers that are one way to write a TODO, such as the retry loop's
+//! cancellation checks, sit in a `// BEGIN WITH TODO(n): why` ... `// END
+//! WITH TODO` block: the code of a student who has done step n has them
+//! (the reference's step n calls them), an untouched starter does not, so
+//! the student designs that part too. TODO regions inside still count as
+//! the student's TODOs.
+//!
+//! A file the student designs whole, such as the circuit, names its
+//! untouched starter with a `// STARTER DESIGN: path` line (the path from
+//! the solution crate's folder): the starter gets that file instead, the
+//! interface the rest of the crate calls and the rules, without the
+//! reference's representation or helpers. Its TODO regions still serve
+//! `check-starter`, which simulates a student part-way through the lab
+//! with the reference code of the steps done so far.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -48,9 +63,13 @@ const BEGIN: &str = "// BEGIN TODO(";
 const STANDIN: &str = "// STARTER:";
 const END: &str = "// END TODO";
 const BEGIN_SOLUTION: &str = "// BEGIN SOLUTION ONLY";
+const BEGIN_WITH: &str = "// BEGIN WITH TODO(";
+const END_WITH: &str = "// END WITH TODO";
 const END_SOLUTION: &str = "// END SOLUTION ONLY";
 /// Marks a file the starter does not get at all.
 pub const SOLUTION_FILE: &str = "// SOLUTION ONLY FILE";
+/// Names the file the untouched starter gets instead of a designed one.
+const STARTER_DESIGN: &str = "// STARTER DESIGN:";
 
 /// Lints silenced on each function the generator cut a TODO out of, and
 /// only there: the cut leaves its parameters unused and the code after the
@@ -81,6 +100,42 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
                 "{file}:{}: marker outside a TODO or SOLUTION ONLY region",
                 index + 1
             ));
+        }
+        if trimmed.starts_with(END_WITH) {
+            // The end of a block whose step is done: its code stayed.
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix(BEGIN_WITH) {
+            let step = parse_begin(rest)
+                .map(|(step, _)| step)
+                .ok_or_else(|| format!("{file}:{}: expected `{BEGIN_WITH}n): why`", index + 1))?;
+            if step < keep_below {
+                continue;
+            }
+            // Not done yet: the block goes, but its TODOs are still the
+            // student's to find, by the first line that names them.
+            for (inner, line) in lines.by_ref() {
+                let trimmed = line.trim_start();
+                if trimmed.starts_with(END_WITH) {
+                    break;
+                }
+                if let Some((step, summary)) = trimmed.strip_prefix(BEGIN).and_then(parse_begin) {
+                    let occurrence = 1 + todos
+                        .iter()
+                        .filter(|todo: &&Todo| todo.step == step && todo.summary == summary)
+                        .count();
+                    todos.push(Todo {
+                        step,
+                        summary,
+                        file: file.to_owned(),
+                        starter_line: 0,
+                        occurrence,
+                    });
+                } else if trimmed.starts_with(BEGIN_WITH) {
+                    return Err(format!("{file}:{}: WITH blocks do not nest", inner + 1));
+                }
+            }
+            continue;
         }
         if trimmed.starts_with(BEGIN_SOLUTION) {
             let indent = &line[..line.len() - trimmed.len()];
@@ -315,12 +370,33 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
             continue;
         }
         let (text, found) = cut(&name, &source, keep_below)?;
+        let text = match design(solution_src, &name, &source)? {
+            // Nothing done yet: the student starts from the interface.
+            Some(design) if keep_below <= 1 => design,
+            _ => text,
+        };
         let text = rustfmt(&text).map_err(|e| format!("{name}: {e}"))?;
         todos.extend(found.into_iter().map(|todo| locate(todo, &text)));
         files.push((name, text));
     }
     todos.sort_by_key(|todo| todo.step);
     Ok(Starter { files, todos })
+}
+
+/// The untouched starter's version of a file the student designs, if
+/// `source` names one.
+fn design(solution_src: &Path, name: &str, source: &str) -> Result<Option<String>, String> {
+    let Some(path) = source
+        .lines()
+        .find_map(|line| line.trim_start().strip_prefix(STARTER_DESIGN))
+    else {
+        return Ok(None);
+    };
+    let crate_dir = solution_src.parent().unwrap_or(solution_src);
+    let path = crate_dir.join(path.trim());
+    let text = fs::read_to_string(&path)
+        .map_err(|e| format!("{name} names its starter design {}: {e}", path.display()))?;
+    Ok(Some(text.replace(SOLUTION_CRATE, STARTER_CRATE)))
 }
 
 /// Formats generated code the way `cargo fmt` would, so the committed
@@ -359,6 +435,14 @@ fn locate(mut todo: Todo, text: &str) -> Todo {
             if seen == todo.occurrence {
                 todo.starter_line = index + 1;
             }
+        }
+    }
+    // A designed file words its TODOs as goals, not as the reference's
+    // regions: its first line naming the step is where the student starts.
+    if todo.starter_line == 0 {
+        let named = format!("TODO({})", todo.step);
+        if let Some(index) = text.lines().position(|line| line.contains(&named)) {
+            todo.starter_line = index + 1;
         }
     }
     todo

@@ -106,7 +106,14 @@ impl Laws {
         match seen.op {
             Op::Acquire(_) => self.admission(seen)?,
             Op::Report(_, success) => self.verdict(seen, success)?,
-            Op::Panic(_) => self.verdict(seen, false)?,
+            // A panic is B7's before it is a failure's: a breaker that
+            // ignores it has step 4 to do, whichever failure rule then broke.
+            Op::Panic(_) => self.verdict(seen, false).map_err(|why| {
+                format!(
+                    "{why} [B7: a panic while holding a permit counts as a failure (subject to \
+                     B6), TODO(4)]"
+                )
+            })?,
             Op::Drop(_) | Op::Ignore(_) => self.no_verdict(seen)?,
             Op::Advance(_) | Op::ToDeadline | Op::Read => self.time_and_reading(seen)?,
         }

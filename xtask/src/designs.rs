@@ -1,0 +1,49 @@
+//! Other correct designs of the files a student designs whole (the
+//! circuit): each folder of `solution/design/examples/` holds files that
+//! replace the same-named ones of the student's crate with every TODO done.
+//! `check-starter` runs the whole suite on each, so the suite is known to
+//! judge a design by what the breaker answers, not by how it is written.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::starter::{SOLUTION_CRATE, STARTER_CRATE};
+
+/// One example design: its folder, and the files it replaces.
+pub struct Design {
+    pub folder: PathBuf,
+    pub files: Vec<(String, String)>,
+}
+
+/// Every example design under `root`'s `solution/design/examples/`.
+pub fn examples(root: &Path) -> Result<Vec<Design>, String> {
+    let dir = root.join("solution/design/examples");
+    let mut folders: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.is_dir())
+        .collect();
+    folders.sort();
+    let mut designs = Vec::new();
+    for folder in folders {
+        let mut files = Vec::new();
+        for entry in fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+                continue;
+            };
+            if name.ends_with(".rs") {
+                let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+                files.push((name.to_owned(), text.replace(SOLUTION_CRATE, STARTER_CRATE)));
+            }
+        }
+        if files.is_empty() {
+            return Err(format!(
+                "{}: an example design with no file",
+                folder.display()
+            ));
+        }
+        designs.push(Design { folder, files });
+    }
+    Ok(designs)
+}
