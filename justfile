@@ -44,6 +44,12 @@ watch step="":
 progress:
     cargo xtask progress
 
+# Predict before you code: step N's question, with numbers of your own; the answer goes into predictions.toml, which the grade scores, e.g. `just predict 1 --answer 4` (cargo: `cargo xtask predict 1`).
+[positional-arguments]
+[no-exit-message]
+predict step *args:
+    @cargo xtask predict "$@"
+
 # Stuck? One more hint for a step each time, from a nudge to nearly the answer; `just hint 3 reset` starts over (cargo: `cargo xtask hint 3`).
 [no-exit-message]
 hint step *reset:
@@ -105,9 +111,26 @@ check-report:
 # Ours against recloser, failsafe and the hardware floor, then a table of
 # medians with each peer's ratio to ours (about a minute).
 
-# The tuning task: score your threshold, cooldown, attempts and backoff on the demo, e.g. `just tune threshold=2 attempts=3` (cargo: `cargo run -p retry-breaker-demo --bin tune -- threshold=2`).
-tune *settings:
-    cargo run --quiet -p retry-breaker-demo --bin tune -- {{settings}}
+# The tuning task scores tuning.toml on a simulated sick gateway, on a
+# manual clock, in milliseconds: the starter's crate by default, as the
+# student's `just tune` does, or the solution's with `--solution`. `--http`
+# runs the demo's three scenarios over real HTTP instead, with settings as
+# words (`just tune --http threshold=3 attempts=3`).
+
+# The tuning task: score tuning.toml on your gateway; `just tune --student ID` for a student's scenario, `--http` for the real-HTTP demo (cargo: `cargo run --example tune`).
+tune *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    args=({{args}})
+    if [[ " ${args[*]-} " == *" --http "* ]]; then
+        words=(); for word in "${args[@]}"; do [[ $word == --http ]] || words+=("$word"); done
+        cargo run --quiet -p retry-breaker-demo --bin tune -- "${words[@]}"
+    elif [[ " ${args[*]-} " == *" --solution "* ]]; then
+        rest=(); for word in "${args[@]}"; do [[ $word == --solution ]] || rest+=("$word"); done
+        cargo run --quiet --example tune {{solution_flags}} -- "${rest[@]}"
+    else
+        cargo run --quiet --example tune -- "${args[@]}"
+    fi
 
 # Benchmarks against peer crates, then the targets; `just bench open` runs the matching rows only, `just bench targets` the targets only (cargo: `cargo bench -p retry-breaker-bench`).
 bench filter="":

@@ -21,7 +21,7 @@
 //! - [`routes`]: the HTTP client behind the tower layer, a breaker per
 //!   route, and the story of one route down while another stays healthy.
 //! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
-//! - [`tune`]: the tuning task that `just tune` scores.
+//! - [`tune`]: the demo's fixed tuning scenarios, over real HTTP (`just tune --http`).
 //!
 //! With the `starter` feature (always on in the student edition) the demo
 //! runs on the student's crate; without it, in the course kit, on the

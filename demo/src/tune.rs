@@ -1,7 +1,6 @@
-//! `just tune`: the tuning task. The student picks the breaker's threshold
-//! and cooldown and the retry loop's attempts and backoff; the demo runs
-//! the scenarios where those choices pull against each other, over real
-//! HTTP, and scores them.
+//! `just tune --http`: the demo's three fixed scenarios, over real HTTP,
+//! with the breaker's threshold and cooldown and the retry loop's attempts
+//! and backoff given as words, each scenario checked.
 //!
 //! - DOWN: the gateway fails everything. Every request it gets is load on a
 //!   sick service: at most [`MAX_REQUESTS_WHEN_DOWN`] may reach it.
@@ -9,10 +8,9 @@
 //!   order paid, and the breaker should not mistake bad luck for an outage.
 //! - An outage, then settlement: no order taken during the outage is lost.
 //!
-//! A low threshold and few attempts protect a sick gateway but give up on a
-//! flaky one; a high threshold and many attempts ride out the flakiness but
-//! hammer a gateway that is down. The task is to find settings that pass
-//! all three.
+//! These are the same for every student and are not graded: they show
+//! settings against a real server. The graded tuning task (`just tune`) is
+//! the simulation in `tests/tuning/`, on a gateway of each student's own.
 
 use std::fmt;
 use std::time::Duration;

@@ -56,7 +56,14 @@ impl Exact {
 impl Judge for Exact {
     fn judge(&mut self, seen: &Seen) -> Result<(), String> {
         let model = &mut self.model;
-        let taken = seen.slot.map(|slot| self.out.remove(slot));
+        // The run keeps its permits in the same order, so the same index
+        // picks the same permit as long as the admissions agreed.
+        let taken = match seen.op {
+            Op::Report(i, _) | Op::Drop(i) | Op::Ignore(i) | Op::Panic(i) if !self.out.is_empty() => {
+                Some(self.out.remove(i % self.out.len()))
+            }
+            _ => None,
+        };
         let rule = match (seen.op, taken) {
             (Op::Acquire(_), _) => {
                 let (expected, rule) = model.admit();

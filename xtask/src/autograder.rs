@@ -477,7 +477,8 @@ pub(crate) fn check_autograder(args: &[String]) -> Result<(), String> {
     fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
     copy_tree(&root.join("solution/src"), &src)?;
     let (score, max) = grade("solution")?;
-    if score != max || max <= 0.0 {
+    // A bonus (the tuning task's) may add to the lab's total.
+    if score < max || max <= 0.0 {
         return Err(format!(
             "the solution scores {score} / {max}, not full marks"
         ));

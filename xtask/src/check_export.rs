@@ -9,7 +9,8 @@
 //!   kit's own handouts are held to the same, against the kit);
 //! - its own recipes, run through `just` as a student runs them: `just test`
 //!   builds and fails because tests fail (not because the build does),
-//!   `just progress` and `just hint 1` work, `just grade` scores 0,
+//!   `just progress` and `just hint 1` work, `just predict 1` writes
+//!   `predictions.toml` and nothing else, `just grade` scores 0,
 //!   `just demo` and `just tune` build and say the starter is unfinished,
 //!   and no step shows 0 tests;
 //! - a starter that does not compile makes `just grade` exit non-zero,
@@ -145,6 +146,29 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
             )
         }),
     );
+    // A prediction goes into predictions.toml and nowhere else; the file is
+    // then removed, so the grades below see a student who never predicted.
+    let before = git_status(&clone)?;
+    let predict = just(
+        &clone,
+        &target,
+        &["predict", "1", "--student", "check-export", "--answer", "0"],
+    )?;
+    checks.check(
+        "`just predict 1` records a prediction in time, in predictions.toml alone",
+        predict.exits(true).and_then(|()| {
+            let after = git_status(&clone)?;
+            let added: Vec<&String> = after.iter().filter(|line| !before.contains(line)).collect();
+            expect(
+                predict.output.contains("In time") && added == ["?? predictions.toml"],
+                &format!(
+                    "`just predict 1` changed {added:?}, or was not in time:\n{}",
+                    predict.tail()
+                ),
+            )
+        }),
+    );
+    let _ = fs::remove_file(clone.join("predictions.toml"));
     let own = clone.join("target/grade");
     let grade = just(&clone, &target, &["grade"])?;
     checks.check("`just grade` scores the untouched starter 0", {
@@ -171,23 +195,20 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
                 )
             })
     });
-    let tune = just(&clone, &target, &["tune", "threshold=2", "attempts=3"])?;
-    checks.check(
-        "`just tune threshold=2 attempts=3` builds and says the starter is unfinished",
-        {
-            tune.exits(false)
-                .and_then(|()| tune.built())
-                .and_then(|()| {
-                    expect(
-                        tune.output.contains("not done yet"),
-                        &format!(
-                            "`just tune` did not stop on the starter's TODOs:\n{}",
-                            tune.tail()
-                        ),
-                    )
-                })
-        },
-    );
+    let tune = just(&clone, &target, &["tune"])?;
+    checks.check("`just tune` builds and says the starter is unfinished", {
+        tune.exits(false)
+            .and_then(|()| tune.built())
+            .and_then(|()| {
+                expect(
+                    tune.output.contains("not done yet"),
+                    &format!(
+                        "`just tune` did not stop on the starter's TODOs:\n{}",
+                        tune.tail()
+                    ),
+                )
+            })
+    });
 
     println!("== a starter that does not build");
     let lib = clone.join("starter/src/lib.rs");
@@ -256,7 +277,8 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         "the kit grades the solution full marks, every test passing",
         solved.and_then(|(_, report)| {
             expect(
-                report.score == report.max,
+                // Bonuses (the tuning task's) may add to the lab's total.
+                report.score >= report.max,
                 &format!("the solution scores {} / {}", report.score, report.max),
             )?;
             let junit = fs::read_to_string(base.join("solved/junit.xml"))
@@ -278,10 +300,24 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         "`just demo` runs every scenario on the solution",
         demo.exits(true),
     );
-    let tune = just(&clone, &target, &["tune", "threshold=2", "attempts=3"])?;
+    let tune = just(&clone, &target, &["tune"])?;
     checks.check(
-        "`just tune threshold=2 attempts=3` scores the solution",
-        tune.exits(true),
+        "`just tune` scores the solution with the exported tuning.toml",
+        tune.exits(true).and_then(|()| {
+            expect(
+                tune.output.contains("Score: "),
+                &format!("`just tune` printed no score:\n{}", tune.tail()),
+            )
+        }),
+    );
+    let http = just(
+        &clone,
+        &target,
+        &["tune", "--http", "threshold=2", "attempts=3"],
+    )?;
+    checks.check(
+        "`just tune --http threshold=2 attempts=3` runs the demo's scenarios on the solution",
+        http.exits(true),
     );
 
     let name = mistake
@@ -298,7 +334,12 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
     checks.check(
         &format!("{name} costs points in step {step} only"),
         mistaken.and_then(|(_, report)| {
-            lost = report.max - report.score;
+            // From the steps, not the total, which a bonus may lift.
+            lost = report
+                .steps
+                .values()
+                .map(|(score, points)| points - score)
+                .sum();
             for (number, (score, points)) in &report.steps {
                 let full = score == points;
                 if *number == step && full {
@@ -881,6 +922,19 @@ fn run(command: &mut Command) -> Result<(), String> {
             String::from_utf8_lossy(&output.stderr)
         ))
     }
+}
+
+/// `git status --porcelain`'s lines in `dir`: what a command changed there.
+fn git_status(dir: &Path) -> Result<Vec<String>, String> {
+    let output = Command::new("git")
+        .current_dir(dir)
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect())
 }
 
 fn expect(condition: bool, why: &str) -> Result<(), String> {

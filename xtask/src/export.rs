@@ -101,9 +101,21 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
         fs::write(&target, text).map_err(|e| format!("{path}: {e}"))
     };
 
-    // The shared suite, untouched, and the student's crate.
+    // The shared suite, untouched, and the student's crate. The tuning
+    // task's simulation goes whole (a run leaves nothing behind in it), the
+    // example `just tune` runs it from, and the settings file the student
+    // edits.
     copy_tracked(&root, "tests", &dir.join("tests"))?;
+    copy_tree(&root.join("tests/tuning"), &dir.join("tests/tuning"))?;
+    put("examples/tune.rs", &file("examples/tune.rs")?)?;
+    put("tuning.toml", &file("tuning.toml")?)?;
     copy_tracked(&root, "starter", &dir.join("starter"))?;
+    // The untouched starter's fingerprints, since the student's own starter
+    // is what `just predict` then compares with them.
+    put(
+        crate::predict::PRISTINE_FILE,
+        &crate::predict::pristine_file(&dir.join("starter/src"))?,
+    )?;
     let lib = dir.join("starter/src/lib.rs");
     let text = fs::read_to_string(&lib).map_err(|e| e.to_string())?;
     fs::write(
@@ -197,7 +209,7 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
         ));
     }
     println!(
-        "checked: the solution's TODO regions hold {total} lines of code; {} are too plain to \
+        "checked: the code students write (TODO regions, the helpers that come with a step, the files they design) is {total} lines in the solution; {} are too plain to \
          count, {} are in the starter anyway, {} shown on purpose; none of the other {}, and no \
          generator marker, is in the export; no test, hint or handout is shaped like any of \
          the {} regions long enough to have a shape, and no test or hint function takes and \

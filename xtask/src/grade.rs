@@ -16,6 +16,8 @@
 //! excepted, so a partly passing step earns its share; controls and the
 //! provided parts count as in `just progress`. Nothing in the score depends
 //! on timing or order, so a deterministic suite grades the same every run.
+//! The predictions the student recorded (`predictions.toml`, see
+//! [`crate::predict`]) add a bonus on top, when `weights.toml` gives one.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 use crate::held_back::{self, HeldBack};
 use crate::lab::{controls, controls_in, steps};
 use crate::scratch::copy_suite_workspace;
-use crate::{report, root, sealed, source_check, submission, suite, weights};
+use crate::{predict, report, root, sealed, source_check, submission, suite, weights};
 
 /// One test's verdict, as graded.
 #[derive(Debug, Clone)]
@@ -87,6 +89,45 @@ pub struct Grade {
     pub seed: Seed,
     /// Gradescope's `visibility` for the held-back tests' entries.
     pub held_back_visibility: String,
+    /// The prediction questions, each with what was predicted and what
+    /// really happened; empty when `weights.toml` gives them no points.
+    pub predictions: Vec<predict::Scored>,
+    /// The tuning task's bonus, when `weights.toml` gives it points.
+    pub tuning: Option<Tuning>,
+}
+
+/// The tuning task (`just tune`), graded: the settings in the student's
+/// `tuning.toml` run the simulation on their crate and their own scenario,
+/// and each score level (10%, 20%, ... 100%) is a test of the `tuning`
+/// target, run sealed like the suite's. What is read is only which levels
+/// passed, never the figures the run printed: the crate under test runs in
+/// those processes and could print anything.
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    pub points: f64,
+    pub score: f64,
+    /// One verdict per level, `graded::score_reaches_NN`.
+    pub levels: Vec<Verdict>,
+}
+
+impl Tuning {
+    /// The highest level reached, in percent (0 if none).
+    pub fn reached(&self) -> u32 {
+        self.levels
+            .iter()
+            .filter(|level| level.passed)
+            .map(|level| level_of(&level.name))
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// The level of `graded::score_reaches_NN`, in percent.
+fn level_of(name: &str) -> u32 {
+    name.rsplit('_')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The seed of one grade: from the student's id, so that each student gets
@@ -128,15 +169,32 @@ impl Seed {
 
 /// FNV-1a, 64 bits: a stable hash (unlike std's, which may change between
 /// releases), so a student's seed is the same on every machine and version.
-fn fnv1a(text: &str) -> u64 {
+pub(crate) fn fnv1a(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
 
 impl Grade {
+    /// The total, the predictions' bonus included.
     pub fn score(&self) -> f64 {
-        round(self.steps.iter().map(|step| step.score).sum::<f64>() + self.provided_score)
+        round(
+            self.steps.iter().map(|step| step.score).sum::<f64>()
+                + self.provided_score
+                + self.predictions_score()
+                + self.tuning.as_ref().map_or(0.0, |tuning| tuning.score),
+        )
+    }
+
+    /// What the predictions earned: a bonus, which [`Grade::max_score`]
+    /// leaves out, so the lab itself still sums to its 100.
+    pub fn predictions_score(&self) -> f64 {
+        round(self.predictions.iter().map(|p| p.score).sum())
+    }
+
+    /// The most the predictions could earn.
+    pub fn predictions_points(&self) -> f64 {
+        round(self.predictions.iter().map(|p| p.points).sum())
     }
 
     pub fn max_score(&self) -> f64 {
@@ -291,6 +349,8 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         forgeries: Vec::new(),
         seed: options.seed.clone(),
         held_back_visibility: weights.held_back_visibility.clone(),
+        predictions: Vec::new(),
+        tuning: None,
     };
     let submission = match options.student.as_deref() {
         Some(dir) => Some(submission::read(dir, &root)?),
@@ -329,6 +389,13 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
                 let held: Vec<&str> = held_back.iter().map(|m| m.module.as_str()).collect();
                 verdicts = self::verdicts(&names, &run.results, &controls, &held);
                 grade.forgeries = run.forgeries;
+                if weights.tuning > 0.0 {
+                    let repository = options.student.as_deref().unwrap_or(&root);
+                    let tuning = tune(&workspace, repository, options, weights.tuning)?;
+                    grade.forgeries.extend(tuning.1);
+                    grade.forgeries.sort();
+                    grade.tuning = Some(tuning.0);
+                }
             }
             Err(output) => grade.build_error = Some(first_error(&output)),
         }
@@ -355,8 +422,73 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         .filter(|test| suite::step_of(&test.name).is_none())
         .collect();
     grade.provided_score = share(weights.provided, grade.provided.iter());
+    // The student's predictions sit at the top of their repository (of this
+    // one, when its own starter is graded); a crate handed in alone has none.
+    let repository = options.student.as_deref().unwrap_or(&root);
+    let recorded = fs::read_to_string(repository.join(predict::FILE)).ok();
+    grade.predictions = predict::score(
+        recorded.as_deref(),
+        &predict::pristine(&root)?,
+        weights.predictions,
+    )?;
+    // A crate refused or unbuilt scores 0 in all, as the summary says.
+    if !grade.refused.is_empty() || grade.build_error.is_some() {
+        for prediction in &mut grade.predictions {
+            prediction.score = 0.0;
+        }
+    }
     Ok(grade)
 }
+
+/// The tuning task's levels, run sealed in `workspace` with the
+/// `tuning.toml` of the student's `repository` (none if it has none: every
+/// level then fails, saying the file is missing), and the forgeries seen.
+fn tune(
+    workspace: &Path,
+    repository: &Path,
+    options: &Options,
+    points: f64,
+) -> Result<(Tuning, Vec<(String, String)>), String> {
+    let settings = workspace.join(TUNING_FILE);
+    if settings.exists() {
+        fs::remove_file(&settings).map_err(|e| e.to_string())?;
+    }
+    let theirs = repository.join(TUNING_FILE);
+    if theirs.is_file() {
+        fs::copy(&theirs, &settings).map_err(|e| format!("{}: {e}", theirs.display()))?;
+    }
+    let mut tuning = Tuning {
+        points,
+        score: 0.0,
+        levels: Vec::new(),
+    };
+    let binary = match sealed::build_test(workspace, &options.target, "tuning") {
+        Ok(binary) => binary,
+        Err(output) => {
+            // The suite built, so this is the kit's own target failing:
+            // say so rather than blame the student.
+            return Err(format!(
+                "the tuning task's tests did not build:\n{}",
+                first_error(&output)
+            ));
+        }
+    };
+    let names = sealed::list_ignored(&binary, workspace, "graded")?;
+    if names.is_empty() {
+        return Err("the tuning target has no graded levels".to_owned());
+    }
+    let env = options.seed.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let run = sealed::run(&binary, workspace, &names, &env);
+    tuning.levels = verdicts(&names, &run.results, &Default::default(), &[]);
+    // In the order of the levels, 10% first, not of their names.
+    tuning.levels.sort_by_key(|level| level_of(&level.name));
+    tuning.score = share(points, tuning.levels.iter());
+    Ok((tuning, run.forgeries))
+}
+
+/// The tuning task's settings, at the top of the student's repository.
+const TUNING_FILE: &str = "tuning.toml";
 
 /// Holds `target/grading/lock` while a grade uses the scratch copy there,
 /// so that two grades started at once (an instructor's loop, a check beside
@@ -631,6 +763,28 @@ mod tests {
     }
 
     #[test]
+    fn the_tuning_bonus_is_shared_by_the_levels_reached() {
+        let levels: Vec<Verdict> = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+            .iter()
+            .map(|level| {
+                verdict(
+                    &format!("graded::score_reaches_{level}"),
+                    *level <= 70,
+                    false,
+                )
+            })
+            .collect();
+        let tuning = Tuning {
+            points: 5.0,
+            score: share(5.0, levels.iter()),
+            levels,
+        };
+        assert_eq!(tuning.score, 3.5);
+        assert_eq!(tuning.reached(), 70);
+        assert_eq!(level_of("graded::score_reaches_100"), 100);
+    }
+
+    #[test]
     fn the_student_is_the_first_user_of_gradescopes_metadata() {
         let metadata = r#"{"id": 987, "assignment": {"id": 55, "title": "Lab"},
             "users": [{"email": "a@example.invalid", "id": 12345, "name": "A", "sid": "s1"},
@@ -647,6 +801,9 @@ mod tests {
             fnv1a("12345")
         );
         assert_ne!(fnv1a("12345"), fnv1a("12346"));
+        // The tuning task's `seed_of` (tests/tuning/sim.rs) checks the same
+        // value, so `just tune --student ID` shows the scenario graded.
+        assert_eq!(fnv1a("a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(Seed::new(None, None, None).explore, None);
         assert_eq!(Seed::new(Some("x".into()), Some(7), None).explore, Some(7));
     }

@@ -26,9 +26,12 @@ pub struct Answer {
     pub at: String,
 }
 
-/// Every line of reference code inside a TODO region of the solution, blank
-/// lines aside (the stand-in lines after `// STARTER:` are the starter's
-/// own code, so they are not answers).
+/// Every line of reference code the student writes, blank lines aside:
+/// inside a TODO region (the stand-in lines after `// STARTER:` are the
+/// starter's own code, so they are not answers), inside a `WITH TODO`
+/// block (helpers an untouched starter lacks), and anywhere in a file the
+/// student designs whole (`// STARTER DESIGN:`), where [`to_check`] then sets
+/// aside what the starter's design file gives anyway.
 pub fn answers(solution_src: &Path) -> Result<Vec<Answer>, String> {
     let mut found = Vec::new();
     for path in files(solution_src)? {
@@ -38,14 +41,25 @@ pub fn answers(solution_src: &Path) -> Result<Vec<Answer>, String> {
             .to_string_lossy()
             .into_owned();
         let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
-        let mut inside = false;
+        let designed = text
+            .lines()
+            .any(|line| line.trim_start().starts_with("// STARTER DESIGN:"));
+        let (mut inside, mut with, mut solution_only) = (false, false, false);
         for (index, line) in text.lines().enumerate() {
             let trimmed = line.trim();
             if trimmed.starts_with("// BEGIN TODO(") {
                 inside = true;
             } else if trimmed.starts_with("// STARTER:") || trimmed.starts_with("// END TODO") {
                 inside = false;
-            } else if inside && !trimmed.is_empty() {
+            } else if trimmed.starts_with("// BEGIN WITH TODO(") {
+                with = true;
+            } else if trimmed.starts_with("// END WITH TODO") {
+                with = false;
+            } else if trimmed.starts_with("// BEGIN SOLUTION ONLY") {
+                solution_only = true;
+            } else if trimmed.starts_with("// END SOLUTION ONLY") {
+                solution_only = false;
+            } else if (inside || with || (designed && !solution_only)) && !trimmed.is_empty() {
                 found.push(Answer {
                     line: trimmed.to_owned(),
                     at: format!("{name}:{}", index + 1),
@@ -94,12 +108,29 @@ pub fn trivial(line: &str) -> bool {
 
 /// Answer lines the kit shows elsewhere on purpose, and why that gives
 /// nothing away. Keep this list short: each entry is a judgement.
-const SHOWN_ON_PURPOSE: &[(&str, &str)] = &[(
-    "if cancel.is_cancelled() {",
-    "the demo's own Ctrl-C check (demo/src/main.rs): one call of tokio-util's \
+const SHOWN_ON_PURPOSE: &[(&str, &str)] = &[
+    (
+        "Recorded::Counted",
+        "the public answer to a report (B9), which the tests, the permit and \
+         the handout all name; it shows nothing of where a design counts",
+    ),
+    (
+        "delay: Duration,",
+        "a parameter of any function that waits (the demo's gateway and \
+         scenarios have one); it shows nothing of the retry loop",
+    ),
+    (
+        "mode: Mode,",
+        "the demo's gateway keeps a `Mode` of its own (how it fails); the \
+         same two words say nothing of how a circuit is represented",
+    ),
+    (
+        "if cancel.is_cancelled() {",
+        "the demo's own Ctrl-C check (demo/src/main.rs): one call of tokio-util's \
      public `CancellationToken` API, which rule E2 names; it shows nothing of \
      where `execute` must check",
-)];
+    ),
+];
 
 /// The answer lines worth looking for, and how many of the others were set
 /// aside and why.

@@ -17,6 +17,7 @@ mod hint;
 mod lab;
 mod leak;
 mod named;
+mod predict;
 mod progress;
 mod report;
 mod rules;
@@ -48,6 +49,9 @@ commands:
   progress        run the suite on the starter and print a scoreboard by step
   watch [STEP]    `test [STEP]` again every time a file under starter/ is saved
   hint STEP [reset]  one more hint for a step each time, from a nudge to nearly the answer
+  predict STEP [--answer A] [--student ID] [--again]
+                  ask the student's own question for a step (1-7) before its code is written, and
+                  record the answer in predictions.toml, which `grade` scores
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
   check-verdict [RUNS]  judge one wrong student crate RUNS times by both routes: one verdict, no file written
   check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite
@@ -55,7 +59,8 @@ commands:
                   write the student edition, without the answers, as a fresh git repository in DIR
   grade [DIR] [--out OUT] [--student ID | --metadata FILE]
                   score the starter (or DIR's, a student repository) by step, held-back tests included
-                  and seeded by the student id (or LAB_STUDENT); only starter/src/*.rs is taken, it
+                  and seeded by the student id (or LAB_STUDENT); only starter/src/*.rs is taken (and
+                  tuning.toml, for the tuning task's bonus), it
                   must pass the source check, and each test runs sealed in a process of its own;
                   writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)
   check-forgeries [NAME]
@@ -110,6 +115,7 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         Some("check-autograder") => autograder::check_autograder(&args[1..]),
         Some("check-readme") => check_readme::check_readme(&args[1..]),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
+        Some("predict") => predict::predict(&args[1..]),
         _ => Err(USAGE.to_owned()),
     }
 }

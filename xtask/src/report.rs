@@ -152,7 +152,7 @@ pub fn summary(grade: &Grade) -> String {
     if !grade.ignored.is_empty() {
         writeln!(
             out,
-            "Not graded (only starter/src/*.rs is; the grader uses its own copy of the rest):"
+            "Not graded (only starter/src/*.rs is, and tuning.toml for the tuning task; the grader uses its own copy of the rest):"
         )
         .unwrap();
         for file in &grade.ignored {
@@ -188,6 +188,19 @@ pub fn summary(grade: &Grade) -> String {
         points(grade.provided_points)
     )
     .unwrap();
+    if let Some(tuning) = &grade.tuning {
+        writeln!(
+            out,
+            "  {:<26} {:>2}/{:<2} levels {:>5} / {} bonus (score {:.1} reached)",
+            "tuning task",
+            tuning.levels.iter().filter(|level| level.passed).count(),
+            tuning.levels.len(),
+            points(tuning.score),
+            points(tuning.points),
+            f64::from(tuning.reached()) / 100.0
+        )
+        .unwrap();
+    }
     // A failing control matters once its step's other tests pass: the rule
     // is then applied too widely. Before that, it is just unfinished work.
     let controls: Vec<&Verdict> = grade
@@ -225,6 +238,21 @@ pub fn summary(grade: &Grade) -> String {
         )
         .unwrap();
     }
+    if !grade.predictions.is_empty() {
+        let counted = grade.predictions.iter().filter(|p| p.score > 0.0).count();
+        writeln!(
+            out,
+            "  {:<26} {counted:>2}/{:<2} right, in time  {:>6} / {} (a bonus: the total above includes it, its most does not)",
+            "predictions",
+            grade.predictions.len(),
+            points(grade.predictions_score()),
+            points(grade.predictions_points())
+        )
+        .unwrap();
+        for prediction in &grade.predictions {
+            writeln!(out, "    {}", crate::predict::describe(prediction)).unwrap();
+        }
+    }
     out
 }
 
@@ -255,6 +283,31 @@ pub fn gradescope(grade: &Grade) -> String {
         listing(&grade.provided),
         None,
     ));
+    if let Some(tuning) = &grade.tuning {
+        // A bonus, as the predictions are: max_score 0, the points on top.
+        tests.push((
+            format!("Tuning task (bonus, up to {})", points(tuning.points)),
+            tuning.score,
+            0.0,
+            listing(&tuning.levels),
+            None,
+        ));
+    }
+    // A bonus: Gradescope counts a score above an entry's max_score of 0 as
+    // extra credit, so the lab's own points still sum to its total.
+    for prediction in &grade.predictions {
+        tests.push((
+            format!("Prediction for step {}", prediction.step),
+            prediction.score,
+            0.0,
+            format!(
+                "{}\nA right prediction made in time, before the step's code, earns {} bonus point(s).\n",
+                crate::predict::describe(prediction),
+                points(prediction.points)
+            ),
+            None,
+        ));
+    }
     let mut out = String::from("{\n");
     writeln!(out, "  \"score\": {},", points(grade.score())).unwrap();
     writeln!(out, "  \"output\": {},", json_string(&summary(grade))).unwrap();

@@ -54,6 +54,12 @@ pub struct Sealed {
 /// Builds the suite in `workspace` (a scratch copy) and returns the test
 /// binary, or the compiler's output if it did not build.
 pub fn build(workspace: &Path, target: &Path) -> Result<PathBuf, String> {
+    build_test(workspace, target, "lab")
+}
+
+/// [`build`] for the test target `test` of the façade: `lab`, the suite, or
+/// `tuning`, the tuning task's simulation.
+pub fn build_test(workspace: &Path, target: &Path, test: &str) -> Result<PathBuf, String> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .current_dir(workspace)
         .envs(STUDENT_ENV.iter().copied())
@@ -62,7 +68,7 @@ pub fn build(workspace: &Path, target: &Path) -> Result<PathBuf, String> {
         .args([
             "test",
             "--test",
-            "lab",
+            test,
             "--no-run",
             "--message-format",
             "json-render-diagnostics",
@@ -78,7 +84,9 @@ pub fn build(workspace: &Path, target: &Path) -> Result<PathBuf, String> {
     stdout
         .lines()
         .filter(|line| line.contains("\"reason\":\"compiler-artifact\""))
-        .filter(|line| line.contains("\"name\":\"lab\"") && line.contains("\"kind\":[\"test\"]"))
+        .filter(|line| {
+            line.contains(&format!("\"name\":\"{test}\"")) && line.contains("\"kind\":[\"test\"]")
+        })
         .find_map(|line| json_field(line, "executable"))
         .map(PathBuf::from)
         .ok_or(stderr)
@@ -116,6 +124,25 @@ pub fn list(binary: &Path, workspace: &Path) -> Result<Vec<String>, String> {
         Ok(suite::listed(&String::from_utf8_lossy(&output.stdout)))
     };
     Ok(suite::runnable(list(false)?, &list(true)?))
+}
+
+/// The tests of `binary` under `module::` that a plain run ignores: the
+/// tuning task's graded levels, which only a grade runs.
+pub fn list_ignored(binary: &Path, workspace: &Path, module: &str) -> Result<Vec<String>, String> {
+    let output = Command::new(binary)
+        .current_dir(workspace)
+        .args(["--list", "--format", "terse", "--ignored"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned());
+    }
+    let prefix = format!("{module}::");
+    Ok(suite::listed(&String::from_utf8_lossy(&output.stdout))
+        .into_iter()
+        .filter(|name| name.starts_with(&prefix))
+        .collect())
 }
 
 /// Runs each of `tests` in a process of its own, a few at a time, with
@@ -178,7 +205,9 @@ fn run_one(
     let mut command = Command::new(binary);
     command
         .current_dir(workspace)
-        .args([test, "--exact", "--test-threads", "1"])
+        // `--include-ignored` lets a test the binary ignores in a plain run
+        // be run by its exact name: the tuning task's graded levels.
+        .args([test, "--exact", "--include-ignored", "--test-threads", "1"])
         .args(["--format", "pretty", "--color", "never"])
         .envs(STUDENT_ENV.iter().copied())
         .envs(env.iter().copied())

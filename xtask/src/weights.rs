@@ -4,7 +4,10 @@
 //! The file is a flat list of `key = value` lines, valid TOML, read by hand
 //! so the tools need no parser crate: `stepN = points` for every step of the
 //! suite, `provided = points` for the provided parts, and optionally
-//! `held_back_visibility = "..."`, when Gradescope shows the held-back tests.
+//! `held_back_visibility = "..."`, when Gradescope shows the held-back tests,
+//! and `predictions = points`, the bonus for predictions (`just predict`),
+//! 0 when absent, and `tuning = points`, the bonus for the tuning task
+//! (`just tune`), 0 when absent.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +16,12 @@ use std::collections::BTreeMap;
 pub struct Weights {
     pub steps: BTreeMap<u32, f64>,
     pub provided: f64,
+    /// A bonus on top of the steps' points, shared by the prediction
+    /// questions ([`crate::predict`]); 0 turns predictions off.
+    pub predictions: f64,
+    /// A bonus on top of the steps' points, earned by the share of the
+    /// tuning task's score levels reached; 0 leaves the task ungraded.
+    pub tuning: f64,
     /// Gradescope's `visibility` for the held-back tests' entries.
     pub held_back_visibility: String,
 }
@@ -25,6 +34,8 @@ pub const VISIBILITIES: [&str; 4] = ["hidden", "after_due_date", "after_publishe
 pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
     let mut found = BTreeMap::new();
     let mut provided = None;
+    let mut predictions = None;
+    let mut tuning = None;
     let mut visibility = None;
     for (index, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or_default().trim();
@@ -56,8 +67,15 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
             .filter(|v: &f64| v.is_finite() && *v >= 0.0)
             .ok_or_else(|| at("the points must be a number, 0 or more"))?;
         let key = key.trim();
-        if key == "provided" {
-            provided = Some(value);
+        if key == "provided" || key == "predictions" || key == "tuning" {
+            let slot = match key {
+                "provided" => &mut provided,
+                "predictions" => &mut predictions,
+                _ => &mut tuning,
+            };
+            if slot.replace(value).is_some() {
+                return Err(at("this key is given twice"));
+            }
         } else if let Some(step) = key.strip_prefix("step").and_then(|n| n.parse::<u32>().ok()) {
             if !steps.contains(&step) {
                 return Err(at("the suite has no such step"));
@@ -66,7 +84,9 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
                 return Err(at("this step is weighted twice"));
             }
         } else {
-            return Err(at("unknown key; expected stepN or provided"));
+            return Err(at(
+                "unknown key; expected stepN, provided, predictions or tuning",
+            ));
         }
     }
     let missing: Vec<String> = steps
@@ -83,6 +103,8 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
     Ok(Weights {
         steps: found,
         provided: provided.unwrap_or(0.0),
+        predictions: predictions.unwrap_or(0.0),
+        tuning: tuning.unwrap_or(0.0),
         held_back_visibility: visibility.unwrap_or_else(|| "after_published".to_owned()),
     })
 }
@@ -102,6 +124,9 @@ mod tests {
         assert_eq!(weights.steps[&2], 2.5);
         assert_eq!(weights.provided, 1.0);
         assert_eq!(weights.held_back_visibility, "after_published");
+        assert_eq!(weights.predictions, 0.0);
+        let bonus = parse("step1 = 1\npredictions = 5\n", &[1]).unwrap();
+        assert_eq!(bonus.predictions, 5.0);
         let hidden = parse("step1 = 1\nheld_back_visibility = \"hidden\"\n", &[1]).unwrap();
         assert_eq!(hidden.held_back_visibility, "hidden");
         assert!(parse("step1 = 1\nheld_back_visibility = \"later\"\n", &[1]).is_err());
@@ -119,5 +144,11 @@ mod tests {
         assert!(parse("step1 = -1\n", &[1]).is_err());
         assert!(parse("step1 = 1\nstep1 = 2\n", &[1]).is_err());
         assert!(parse("bonus = 1\nstep1 = 1\n", &[1]).is_err());
+        assert!(parse("step1 = 1\npredictions = -5\n", &[1]).is_err());
+        assert!(parse("step1 = 1\npredictions = 1\npredictions = 2\n", &[1]).is_err());
+        assert_eq!(parse("step1 = 1\n", &[1]).unwrap().tuning, 0.0);
+        assert_eq!(parse("step1 = 1\ntuning = 5\n", &[1]).unwrap().tuning, 5.0);
+        assert!(parse("step1 = 1\ntuning = -1\n", &[1]).is_err());
+        assert!(parse("step1 = 1\ntuning = 1\ntuning = 2\n", &[1]).is_err());
     }
 }

@@ -1,5 +1,6 @@
-//! `just tune threshold=3 cooldown=500ms attempts=3 backoff=25ms..200ms`:
-//! runs the tuning task's scenarios with those settings and scores them.
+//! `just tune --http threshold=3 cooldown=500ms attempts=3 backoff=25ms..200ms`:
+//! runs the demo's three tuning scenarios over real HTTP with those
+//! settings and checks them.
 //! See LAB.md, "Tuning the breaker".
 
 use std::process::ExitCode;
@@ -17,7 +18,7 @@ async fn main() -> ExitCode {
         Ok(settings) => settings,
         Err(why) => {
             eprintln!(
-                "{why}\nusage: just tune threshold=3 cooldown=500ms attempts=3 backoff=25ms..200ms"
+                "{why}\nusage: just tune --http threshold=3 cooldown=500ms attempts=3 backoff=25ms..200ms"
             );
             return ExitCode::from(2);
         }

@@ -10,6 +10,7 @@ mod grade;
 mod held_back;
 mod hint;
 mod lab;
+mod predict;
 mod progress;
 mod report;
 mod rules;
@@ -35,6 +36,9 @@ commands:
   progress        run the suite on your starter and print a scoreboard by step
   watch [STEP]    `test [STEP]` again every time a file under starter/ is saved
   hint STEP [reset]  one more hint for a step each time, from a nudge to nearly the answer
+  predict STEP [--answer A] [--again]
+                  your own question for a step (1-7), to answer before you write its code; the
+                  answer goes into predictions.toml (commit it), and `grade` scores it
   filter [STEP]   print the test filter for a step, given as a number (3) or a name (generations)
   grade [--out OUT]
                   score your starter by step, as the course grades it (the same source check and
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
         .map(|()| ExitCode::SUCCESS),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or(""))
             .map(|()| ExitCode::SUCCESS),
+        Some("predict") => predict::predict(&args[1..]).map(|()| ExitCode::SUCCESS),
         Some("grade") => grade::grade(&args[1..]).map(|()| ExitCode::SUCCESS),
         _ => Err(USAGE.to_owned()),
     };

@@ -218,10 +218,8 @@ fn opening_never_panics(scenario: &Scenario) -> Result<(), String> {
 #[derive(Debug, Clone)]
 pub struct Seen {
     pub op: Op,
-    /// For an operation on an outstanding permit: its place among the
-    /// permits out, oldest first, before it was taken out.
-    pub slot: Option<usize>,
-    /// That permit's generation, as the breaker stamped it.
+    /// For an operation on an outstanding permit: its generation, as the
+    /// breaker stamped it.
     pub permit: Option<u64>,
     /// The step in words, for a failure message.
     pub description: String,
@@ -365,7 +363,6 @@ pub fn check_with(scenario: &Scenario, mut judge: impl Judge) -> Result<(), Stri
         ));
         let seen = Seen {
             op,
-            slot,
             permit,
             description,
             before,
