@@ -34,13 +34,7 @@ pub struct Answer {
 /// aside what the starter's design file gives anyway.
 pub fn answers(solution_src: &Path) -> Result<Vec<Answer>, String> {
     let mut found = Vec::new();
-    for path in files(solution_src)? {
-        let name = path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+    for (name, text) in sources(solution_src)? {
         let designed = text
             .lines()
             .any(|line| line.trim_start().starts_with("// STARTER DESIGN:"));
@@ -212,6 +206,22 @@ pub fn leaks(dir: &Path, answers: &[Answer]) -> Result<Vec<String>, String> {
     Ok(found)
 }
 
+/// Every file of the solution's sources, by name, with its text.
+fn sources(solution_src: &Path) -> Result<Vec<(String, String)>, String> {
+    files(solution_src)?
+        .into_iter()
+        .map(|path| {
+            let name = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+            Ok((name, text))
+        })
+        .collect()
+}
+
 /// Every file under `dir`, recursively, sorted; `.git` and `target` left out.
 fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut found = Vec::new();
@@ -255,13 +265,7 @@ pub struct Region {
 /// Every TODO region of the solution long enough to have a shape of its own.
 pub fn regions(solution_src: &Path) -> Result<Vec<Region>, String> {
     let mut found = Vec::new();
-    for path in files(solution_src)? {
-        let name = path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+    for (name, text) in sources(solution_src)? {
         let mut open: Option<(String, String)> = None;
         for (index, line) in text.lines().enumerate() {
             let trimmed = line.trim();
@@ -546,13 +550,7 @@ fn parameters_len(code: &str, at: usize) -> usize {
 /// could be pasted in whole.
 fn answered_functions(solution_src: &Path) -> Result<Vec<(String, Signature)>, String> {
     let mut found = Vec::new();
-    for path in files(solution_src)? {
-        let name = path
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let code = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+    for (name, code) in sources(solution_src)? {
         let functions = signatures(&code);
         let mut from = 0;
         while let Some(offset) = code[from..].find("// BEGIN TODO(") {

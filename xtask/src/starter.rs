@@ -56,6 +56,24 @@ pub struct Todo {
     occurrence: usize,
 }
 
+impl Todo {
+    /// The TODO found after `found` in `file`: the same comment twice in a
+    /// file is told apart by its occurrence.
+    fn next(found: &[Todo], step: u32, summary: String, file: &str, starter_line: usize) -> Todo {
+        let occurrence = 1 + found
+            .iter()
+            .filter(|todo| todo.step == step && todo.summary == summary)
+            .count();
+        Todo {
+            step,
+            summary,
+            file: file.to_owned(),
+            starter_line,
+            occurrence,
+        }
+    }
+}
+
 pub const SOLUTION_CRATE: &str = "retry_breaker_solution";
 pub const STARTER_CRATE: &str = "retry_breaker_starter";
 
@@ -120,17 +138,8 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
                     break;
                 }
                 if let Some((step, summary)) = trimmed.strip_prefix(BEGIN).and_then(parse_begin) {
-                    let occurrence = 1 + todos
-                        .iter()
-                        .filter(|todo: &&Todo| todo.step == step && todo.summary == summary)
-                        .count();
-                    todos.push(Todo {
-                        step,
-                        summary,
-                        file: file.to_owned(),
-                        starter_line: 0,
-                        occurrence,
-                    });
+                    let todo = Todo::next(&todos, step, summary, file, 0);
+                    todos.push(todo);
                 } else if trimmed.starts_with(BEGIN_WITH) {
                     return Err(format!("{file}:{}: WITH blocks do not nest", inner + 1));
                 }
@@ -220,17 +229,8 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
                 }
             }
         }
-        let occurrence = 1 + todos
-            .iter()
-            .filter(|todo: &&Todo| todo.step == step && todo.summary == summary)
-            .count();
-        todos.push(Todo {
-            step,
-            summary,
-            file: file.to_owned(),
-            starter_line,
-            occurrence,
-        });
+        let todo = Todo::next(&todos, step, summary, file, starter_line);
+        todos.push(todo);
     }
     let cut_at: Vec<usize> = todos
         .iter()
@@ -370,10 +370,20 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
             continue;
         }
         let (text, found) = cut(&name, &source, keep_below)?;
-        let text = match design(solution_src, &name, &source)? {
-            // Nothing done yet: the student starts from the interface.
-            Some(design) if keep_below <= 1 => design,
-            _ => text,
+        let (text, found) = match design(solution_src, &name, &source)? {
+            // Nothing done yet: the student starts from the interface, where
+            // each TODO is found again by the first line naming its step.
+            Some(design) if keep_below <= 1 => {
+                let found = found
+                    .into_iter()
+                    .map(|todo| Todo {
+                        starter_line: 0,
+                        ..todo
+                    })
+                    .collect();
+                (design, found)
+            }
+            _ => (text, found),
         };
         let text = rustfmt(&text).map_err(|e| format!("{name}: {e}"))?;
         todos.extend(found.into_iter().map(|todo| locate(todo, &text)));
@@ -523,5 +533,72 @@ fn b() -> bool {
         );
         assert!(cut("x.rs", "// END TODO\n", 0).is_err());
         assert!(cut("x.rs", "// BEGIN TODO(x): a\n// END TODO\n", 0).is_err());
+    }
+
+    #[test]
+    fn a_with_block_comes_only_with_its_step_and_its_todos_stay_the_students() {
+        let source = "fn run() {
+    // BEGIN TODO(6): the loop
+    helper();
+    // END TODO
+}
+// BEGIN WITH TODO(6): one way to write the loop
+fn helper() {
+    // BEGIN TODO(7): stop when cancelled
+    stop();
+    // STARTER:
+    // END TODO
+}
+// END WITH TODO
+";
+        let (untouched, todos) = cut("execute.rs", source, 1).unwrap();
+        assert!(!untouched.contains("fn helper"), "{untouched}");
+        assert!(!untouched.contains("WITH TODO"), "{untouched}");
+        let steps: Vec<u32> = todos.iter().map(|todo| todo.step).collect();
+        assert_eq!(
+            steps,
+            [6, 7],
+            "the block's TODO(7) is still a TODO of the lab"
+        );
+        let (step_6_done, _) = cut("execute.rs", source, 7).unwrap();
+        assert!(step_6_done.contains("fn helper() {"), "{step_6_done}");
+        assert!(step_6_done.contains("// TODO(7): stop when cancelled"));
+        assert!(!step_6_done.contains("WITH TODO"), "{step_6_done}");
+    }
+
+    #[test]
+    fn a_designed_file_starts_from_its_design_and_later_steps_from_the_reference() {
+        let src = crate::root().join("solution/src");
+        let file = |keep_below| {
+            generate(&src, keep_below)
+                .unwrap()
+                .files
+                .into_iter()
+                .find(|(name, _)| name == "circuit.rs")
+                .unwrap()
+                .1
+        };
+        let design = fs::read_to_string(crate::root().join("solution/design/circuit.rs")).unwrap();
+        let untouched = file(0);
+        assert_eq!(untouched, rustfmt(&design).unwrap());
+        assert_eq!(
+            file(1),
+            untouched,
+            "check-starter's untouched starter is the same"
+        );
+        assert!(
+            !untouched.contains("enum Mode"),
+            "the reference's representation"
+        );
+        assert!(
+            file(2).contains("enum Mode"),
+            "step 1 done: the reference's code"
+        );
+        let todos = generate(&src, 0).unwrap().todos;
+        let first = todos
+            .iter()
+            .find(|todo| todo.file == "circuit.rs" && todo.step == 2);
+        let line = first.unwrap().starter_line;
+        assert!(untouched.lines().nth(line - 1).unwrap().contains("TODO(2)"));
     }
 }
