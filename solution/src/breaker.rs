@@ -340,12 +340,18 @@ impl<C: Clock> RetryBreaker<C> {
     /// Runs one short critical section and returns the transition it made,
     /// if any, for the caller to hand to the hook once the lock is released.
     fn locked<R>(&self, operation: impl FnOnce(&mut Circuit, &C) -> R) -> (R, Option<Transition>) {
+        // BEGIN SOLUTION ONLY: the fast path sees every change, under the same lock
+        let operation = |circuit: &mut Circuit, clock: &C| {
+            let result = operation(circuit, clock);
+            self.shortcut.refresh(circuit);
+            result
+        };
+        // END SOLUTION ONLY
+        // BEGIN TODO(1): run the operation on the circuit under its lock, and take the transition it made: the hook sees it only once the lock is released (B8, B11)
         let mut circuit = self.circuit();
         let result = operation(&mut circuit, &self.clock);
-        // BEGIN SOLUTION ONLY: the fast path
-        self.shortcut.refresh(&circuit);
-        // END SOLUTION ONLY
         (result, circuit.take_transition())
+        // END TODO
     }
 
     /// Calls the hook, outside the lock so that it can never deadlock by

@@ -1,5 +1,6 @@
 //! Step 1, CLOSED: count consecutive failures and open at the threshold
-//! (TODO(1); rules B1, B2, B9).
+//! (TODO(1); rules B1, B2, B9, and the part of B6, B8 and B11 that a first
+//! transition needs).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
