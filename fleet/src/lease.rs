@@ -95,6 +95,13 @@ impl Lease {
         self.ttl
     }
 
+    /// When the holder stops trusting it, on its own clock: the probe's
+    /// deadline.
+    #[must_use]
+    pub fn expires(&self) -> Duration {
+        self.expires
+    }
+
     /// Whether the holder may still trust it at `now` (its own clock).
     #[must_use]
     pub fn is_valid(&self, now: Duration) -> bool {

@@ -169,10 +169,10 @@ impl Fleet {
         // probe already sent under it keeps it, though, until it reports or
         // its deadline passes: it is still calling the dependency, and
         // handing the lease on now would put two probes in flight (F3).
-        if self.probe_out.is_none()
-            && let Some(lease) = self.lease.take_if(|lease| lease.stamp() != self.latest)
-        {
-            self.outbox.push_back(Outgoing::Release(lease));
+        if self.probe_out.is_none() {
+            if let Some(lease) = self.lease.take_if(|lease| lease.stamp() != self.latest) {
+                self.outbox.push_back(Outgoing::Release(lease));
+            }
         }
         applied
     }
@@ -688,6 +688,46 @@ impl<C: Clock> FleetPermit<'_, C> {
     /// Whether this attempt is the fleet's probe.
     pub fn is_fleet_probe(&self) -> bool {
         matches!(self.kind, Kind::Probe(_))
+    }
+
+    /// For the fleet's probe, the time on the node's clock by which it must
+    /// report: its lease's end, which the store counted from when it
+    /// granted the lease, not from when the probe was admitted. An outcome
+    /// reported later is fenced, and another node may be probing by then,
+    /// so bound the call to the dependency by it (F3). `None` for an
+    /// attempt the local breaker admitted, which has no fleet deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_fleet::{FleetNode, FleetSettings, MemoryStore, NodeId};
+    /// use retry_breaker_solution::{Clock, ManualClock, RetryBreaker};
+    ///
+    /// let clock = ManualClock::new();
+    /// let store = MemoryStore::new(clock.clone());
+    /// let settings = FleetSettings::new(Duration::from_secs(1))?;
+    /// let breaker = RetryBreaker::new(1, Duration::from_secs(10), clock.clone())?;
+    /// let node = FleetNode::new(NodeId(1), "payments", breaker, settings)?;
+    /// store.subscribe(node.id());
+    /// node.sync(&store);
+    /// let attempt = node.try_acquire()?;
+    /// assert_eq!(attempt.probe_deadline(), None);
+    /// attempt.failure();
+    ///
+    /// // The lease is granted at 10 s; the probe comes 400 ms later and has
+    /// // what is left of the lease's second.
+    /// clock.advance(Duration::from_secs(10));
+    /// node.sync(&store);
+    /// clock.advance(Duration::from_millis(400));
+    /// let probe = node.try_acquire()?;
+    /// assert_eq!(probe.probe_deadline(), Some(Duration::from_secs(11)));
+    /// # probe.success();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn probe_deadline(&self) -> Option<Duration> {
+        match &self.kind {
+            Kind::Probe(lease) => Some(lease.expires()),
+            Kind::Local(_) => None,
+        }
     }
 
     /// The dependency answered: records it locally, and, for the fleet's

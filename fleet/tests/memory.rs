@@ -108,6 +108,30 @@ fn a_failed_fleet_probe_reopens_every_node_for_a_whole_cooldown() {
 }
 
 #[test]
+fn a_probe_admitted_late_in_its_lease_has_only_what_is_left_of_it() {
+    let mut fleet = Fleet::with_size(2);
+    trip_node(&mut fleet, 0);
+    fleet.sync_all();
+    fleet.advance(COOLDOWN);
+    fleet.sync_all();
+    let holder = (0..2).find(|&i| fleet.nodes[i].holds_lease()).unwrap();
+    let other = 1 - holder;
+    // The lease was granted at the end of the cooldown; the probe comes
+    // later, and its deadline is still the lease's end (F3).
+    let late = PROBE_DEADLINE * 3 / 4;
+    fleet.advance(late);
+    let probe = fleet.nodes[holder].try_acquire().unwrap();
+    assert_eq!(probe.probe_deadline(), Some(COOLDOWN + PROBE_DEADLINE));
+    // At that deadline, not a full PROBE_DEADLINE after the probe, the
+    // lease is free again and the probe's outcome speaks for no one.
+    fleet.advance(PROBE_DEADLINE - late);
+    fleet.nodes[other].sync(&fleet.store);
+    assert!(fleet.nodes[other].holds_lease());
+    probe.success();
+    assert_eq!(fleet.nodes[holder].stats().fenced_outcomes, 1);
+}
+
+#[test]
 fn a_node_killed_mid_probe_frees_the_fleet_when_its_lease_expires_and_its_late_outcome_is_fenced() {
     let mut fleet = Fleet::with_size(3);
     trip_node(&mut fleet, 0);

@@ -98,8 +98,12 @@ impl Fleet {
             Ok(permit) if permit.is_fleet_probe() => {
                 self.reached += 1;
                 let now = self.clock.now();
-                // In flight until its deadline, when the lease expires.
-                self.probes.push((index, now, now + PROBE_DEADLINE));
+                // In flight until its deadline, when the lease expires: a
+                // lease granted at the sync before, so at most
+                // PROBE_DEADLINE from now, and less for a late probe.
+                let deadline = permit.probe_deadline().expect("a fleet probe's deadline");
+                assert!(deadline > now && deadline <= now + PROBE_DEADLINE);
+                self.probes.push((index, now, deadline));
                 drop(permit);
                 true
             }
