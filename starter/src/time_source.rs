@@ -24,6 +24,8 @@ use std::fmt;
 /// assert!(clock.time_source().pairs_with(clock.sleeper().time_source()));
 /// assert!(!clock.time_source().pairs_with(ManualClock::new().sleeper().time_source()));
 /// assert!(TimeSource::UNKNOWN.pairs_with(clock.time_source()));
+/// // Outside a test that pauses it, tokio's time is the operating system's.
+/// assert!(TimeSource::OPERATING_SYSTEM.pairs_with(TimeSource::TOKIO));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TimeSource(Kind);
@@ -53,12 +55,44 @@ impl TimeSource {
     }
 
     /// Whether a sleeper waiting on `other` moves a clock reading `self`:
-    /// the same source, or at least one of them unknown.
+    /// the same source, at least one of them unknown, or the operating
+    /// system's and tokio's while tokio's time runs, since it is then the
+    /// operating system's. Only while a test has paused tokio's time do
+    /// those two part ways, and only then are they refused.
     #[must_use]
     #[inline]
     pub fn pairs_with(self, other: TimeSource) -> bool {
-        self == other || self.0 == Kind::Unknown || other.0 == Kind::Unknown
+        self == other
+            || self.0 == Kind::Unknown
+            || other.0 == Kind::Unknown
+            || (self.is_os_or_tokio() && other.is_os_or_tokio() && !tokio_time_is_paused())
     }
+
+    fn is_os_or_tokio(self) -> bool {
+        matches!(self.0, Kind::OperatingSystem | Kind::Tokio)
+    }
+}
+
+/// Whether tokio's clock is paused on this thread's runtime. Tokio has no
+/// query for it, so read its clock twice around one reading of the
+/// operating system's: running, tokio's clock is the operating system's, so
+/// either both of its readings differ (it moved) or all three agree (none
+/// ticked); paused, it stands still between two readings with no await
+/// between them, at an instant the operating system's clock has left
+/// behind (or not reached, after the test advanced it). Three readings, and
+/// only for a pair of the operating system's and tokio's sources.
+#[cfg(feature = "tokio")]
+fn tokio_time_is_paused() -> bool {
+    let before = tokio::time::Instant::now().into_std();
+    let system = std::time::Instant::now();
+    let after = tokio::time::Instant::now().into_std();
+    before == after && system != before
+}
+
+/// Without tokio, nothing of this crate reads or waits on its time.
+#[cfg(not(feature = "tokio"))]
+fn tokio_time_is_paused() -> bool {
+    false
 }
 
 impl fmt::Display for TimeSource {
@@ -87,6 +121,12 @@ pub(crate) fn mismatch(clock: TimeSource, sleeper: TimeSource) -> Option<&'stati
     Some(match (clock.0, sleeper.0) {
         (Kind::Manual(_), Kind::Manual(_)) => {
             "build the sleeper from the breaker's own clock: `ManualClock::sleeper`, or `breaker.clock().sleeper()`"
+        }
+        (Kind::OperatingSystem, Kind::Tokio) => {
+            "tokio's time is paused here, and a tokio sleep moves only tokio's clock: pair `TokioSleeper` with `TokioClock`, which reads the same clock"
+        }
+        (Kind::Tokio, Kind::OperatingSystem) => {
+            "tokio's time is paused here, and only tokio's sleeps move it: pair `TokioClock` with `TokioSleeper`"
         }
         (_, Kind::Tokio) => "pair `TokioSleeper` with `TokioClock`, which reads the same clock",
         _ => "use a sleeper that waits on the breaker's clock",
