@@ -16,6 +16,10 @@ use crate::builder::Builder;
 use crate::clock::Clock;
 use crate::error::ConfigError;
 use crate::state::State;
+use crate::transition::Transition;
+
+/// Makes the transition hook of a new breaker, given its key.
+type HookFactory<K> = Box<dyn Fn(&K) -> Box<dyn Fn(&Transition) + Send + Sync> + Send + Sync>;
 
 /// Breakers by key, each created on first use with the registry's settings.
 ///
@@ -55,6 +59,7 @@ use crate::state::State;
 pub struct Registry<K, C> {
     settings: Builder,
     clock: C,
+    hook: Option<HookFactory<K>>,
     breakers: RwLock<HashMap<K, Arc<RetryBreaker<C>>>>,
 }
 
@@ -75,7 +80,59 @@ where
         Ok(Registry {
             settings,
             clock,
+            hook: None,
             breakers: RwLock::new(HashMap::new()),
+        })
+    }
+
+    /// An empty registry as [`new`](Registry::new) makes it, whose every
+    /// breaker calls `hook` with its key after each of its transitions: one
+    /// place that hears every dependency's breaker open and close.
+    ///
+    /// Each breaker calls it as
+    /// [`RetryBreaker::with_transition_hook`] says, with the same guarantees
+    /// (B8, B11): once the breaker's lock is released, and a panic in it
+    /// reaches that breaker's caller without wedging the breaker.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    /// use retry_breaker_starter::{ManualClock, Phase, Registry, RetryBreaker};
+    ///
+    /// let heard = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&heard);
+    /// let registry: Registry<String, _> = Registry::with_transition_hook(
+    ///     RetryBreaker::builder().threshold(1).cooldown(Duration::from_secs(10)),
+    ///     ManualClock::new(),
+    ///     move |key, transition| log.lock().unwrap().push((key.clone(), transition.to)),
+    /// )?;
+    /// registry.breaker("search").try_acquire()?.failure();
+    /// registry.breaker("database").try_acquire()?.success();
+    /// assert_eq!(*heard.lock().unwrap(), [("search".to_owned(), Phase::Open)]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] that [`new`](Registry::new) gives.
+    pub fn with_transition_hook(
+        settings: Builder,
+        clock: C,
+        hook: impl Fn(&K, &Transition) + Send + Sync + 'static,
+    ) -> Result<Self, ConfigError>
+    where
+        K: Clone + Send + Sync + 'static,
+    {
+        let hook = Arc::new(hook);
+        let factory: HookFactory<K> = Box::new(move |key: &K| {
+            // Each breaker's hook owns a copy of its key: it outlives no
+            // lookup, and needs no lock to name the breaker it speaks for.
+            let (hook, key) = (Arc::clone(&hook), key.clone());
+            Box::new(move |transition: &Transition| hook(&key, transition))
+        });
+        Ok(Registry {
+            hook: Some(factory),
+            ..Registry::new(settings, clock)?
         })
     }
 
@@ -92,7 +149,7 @@ where
     {
         // TODO(13): find an existing breaker under the shared lock; create a missing one so that two callers can never both insert (R1, R3)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
-        Arc::new(self.fresh())
+        Arc::new(self.fresh(&key.to_owned()))
     }
 
     /// The breaker for `key` if it has one, without creating it.
@@ -141,11 +198,16 @@ where
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A new breaker with the registry's settings.
-    fn fresh(&self) -> RetryBreaker<C> {
-        match self.settings.build(self.clock.clone()) {
+    /// A new breaker for `key` with the registry's settings, and its hook
+    /// if the registry has one.
+    fn fresh(&self, key: &K) -> RetryBreaker<C> {
+        let breaker = match self.settings.build(self.clock.clone()) {
             Ok(breaker) => breaker,
             Err(_) => unreachable!("the settings were checked by Registry::new"),
+        };
+        match &self.hook {
+            Some(make) => breaker.with_transition_hook(make(key)),
+            None => breaker,
         }
     }
 }
@@ -156,6 +218,7 @@ impl<K: fmt::Debug, C> fmt::Debug for Registry<K, C> {
         f.debug_struct("Registry")
             .field("settings", &self.settings)
             .field("keys", &breakers.keys().collect::<Vec<_>>())
+            .field("hook", &self.hook.is_some())
             .finish_non_exhaustive()
     }
 }

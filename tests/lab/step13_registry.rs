@@ -2,11 +2,11 @@
 //! hands out a breaker per key, made on first use with shared settings
 //! (TODO(13); rules R1-R3).
 
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
 
-use retry_breaker::{ManualClock, Registry, RetryBreaker, State};
+use retry_breaker::{ManualClock, Phase, Registry, RetryBreaker, State, Transition};
 
 use crate::support::{guard, ms};
 
@@ -435,4 +435,89 @@ fn r3_a_lookup_without_creating_finds_only_existing_keys() {
         "R3: get must find the breaker that breaker() made and kept (TODO(13))"
     );
     assert_eq!(registry.len(), 1, "R3: one key so far (TODO(13))");
+}
+
+/// A registry whose every breaker (threshold 2, 10 ms) writes its key and
+/// each transition's end into the returned log.
+fn heard_registry() -> (
+    Registry<String, ManualClock>,
+    Arc<Mutex<Vec<(String, Phase)>>>,
+) {
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&heard);
+    let registry = Registry::with_transition_hook(
+        RetryBreaker::builder().threshold(2).cooldown(ms(10)),
+        ManualClock::new(),
+        move |key: &String, transition: &Transition| {
+            log.lock().unwrap().push((key.clone(), transition.to));
+        },
+    )
+    .expect("valid settings");
+    (registry, heard)
+}
+
+#[test]
+fn r4_the_registry_hook_hears_each_transition_of_every_key_once_with_its_key() {
+    let (registry, heard) = heard_registry();
+    fail(&registry, "search");
+    fail(&registry, "database");
+    fail(&registry, "search");
+    registry
+        .breaker("database")
+        .try_acquire()
+        .unwrap()
+        .success();
+    fail(&registry, "database");
+    fail(&registry, "database");
+    assert_eq!(
+        *heard.lock().unwrap(),
+        [
+            ("search".to_owned(), Phase::Open),
+            ("database".to_owned(), Phase::Open),
+        ],
+        "R4: each key's breaker opened once, after its own two failures in a row, and the \
+         registry's hook heard each transition once, with its key: every lookup of a key must \
+         give the breaker the registry made for it with `self.fresh(&key)` (TODO(13))"
+    );
+}
+
+#[test]
+fn r4_a_panicking_registry_hook_reaches_its_caller_and_every_key_keeps_working() {
+    let registry = Registry::with_transition_hook(
+        RetryBreaker::builder().threshold(1).cooldown(ms(10)),
+        ManualClock::new(),
+        |key: &String, _: &Transition| {
+            if key == "search" {
+                panic!("the search hook fails");
+            }
+        },
+    )
+    .expect("valid settings");
+    let search = registry.breaker("search");
+    let permit = search.try_acquire().expect("a closed circuit admits");
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| permit.failure()));
+    assert!(
+        caught.is_err(),
+        "R4, B11: the hook's panic reaches the caller whose failure opened the circuit"
+    );
+    assert_eq!(
+        registry.breaker("search").state(),
+        State::Open { remaining: ms(10) },
+        "R4, B11: the transition happened and the breaker is not wedged by its hook's panic \
+         (TODO(13))"
+    );
+    let database = registry.breaker("database");
+    database
+        .try_acquire()
+        .expect("a closed circuit admits")
+        .success();
+    assert_eq!(
+        registry.states(),
+        [
+            ("database".to_owned(), State::Closed { failures: 0 }),
+            ("search".to_owned(), State::Open { remaining: ms(10) }),
+        ],
+        "R4: the registry and the other keys keep working after one key's hook panicked \
+         (TODO(13))"
+    );
 }
