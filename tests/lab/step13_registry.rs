@@ -437,12 +437,12 @@ fn r3_a_lookup_without_creating_finds_only_existing_keys() {
     assert_eq!(registry.len(), 1, "R3: one key so far (TODO(13))");
 }
 
+/// What a registry's hook heard: each key with the phase it moved to.
+type Heard = Arc<Mutex<Vec<(String, Phase)>>>;
+
 /// A registry whose every breaker (threshold 2, 10 ms) writes its key and
 /// each transition's end into the returned log.
-fn heard_registry() -> (
-    Registry<String, ManualClock>,
-    Arc<Mutex<Vec<(String, Phase)>>>,
-) {
+fn heard_registry() -> (Registry<String, ManualClock>, Heard) {
     let heard = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&heard);
     let registry = Registry::with_transition_hook(
