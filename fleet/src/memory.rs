@@ -190,14 +190,16 @@ impl FleetStore for MemoryStore {
         let now = self.clock.now();
         let mut world = self.world();
         self.reach(&world, from)?;
+        // A run of failures is news about the current epoch, never state.
+        let stateful = !matches!(message.event, Event::Failures { .. });
         let newer = world
             .state
             .get(&message.key)
             .is_none_or(|stored| message.stamp > stored.message.stamp);
-        if newer {
+        if stateful && newer {
             let open_until = match message.event {
                 Event::Trip { cooldown_left } => Some(now.saturating_add(cooldown_left)),
-                Event::Close => None,
+                Event::Close | Event::Failures { .. } => None,
             };
             world.state.insert(
                 message.key.clone(),

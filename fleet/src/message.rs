@@ -1,5 +1,6 @@
 //! What the nodes tell each other: a trip (open for the rest of this
-//! cooldown) or a close (the fleet's probe succeeded).
+//! cooldown), a close (the fleet's probe succeeded), or, when the fleet
+//! adds its failures up, a node's own run of failures.
 //!
 //! Messages travel as one line of text, so the same bytes go through the
 //! in-memory store and through Redis, and a malformed one read back from a
@@ -29,6 +30,23 @@ pub enum Event {
     },
     /// The fleet's probe succeeded: the dependency answers again.
     Close,
+    /// The sender's own run of consecutive failures since the fleet's state
+    /// in the stamp's epoch, for a fleet that adds its nodes' runs up
+    /// ([`FleetSettings::with_shared_count`](crate::FleetSettings::with_shared_count), F5).
+    ///
+    /// It changes no state and is never stored: it is news about the
+    /// current epoch only. `report` numbers the sender's reports, so the
+    /// newest wins in whatever order they arrive.
+    Failures {
+        /// The sender's consecutive failures (0 after a success).
+        run: u32,
+        /// The sender's report number, growing with each report.
+        report: u64,
+        /// How much longer the run is news: one cooldown after its last
+        /// failure, less the time that has passed since, counted from when
+        /// the message is read (as a trip's `cooldown_left` is).
+        fresh_for: Duration,
+    },
 }
 
 /// One fleet message about the breaker for `key`.
@@ -66,8 +84,9 @@ impl FleetMessage {
         NodeId(self.stamp.node)
     }
 
-    /// The message as one line: `fleet1 trip KEY EPOCH NODE MILLIS` or
-    /// `fleet1 close KEY EPOCH NODE`.
+    /// The message as one line: `fleet1 trip KEY EPOCH NODE MILLIS`,
+    /// `fleet1 close KEY EPOCH NODE` or
+    /// `fleet1 failures KEY EPOCH NODE REPORT RUN MILLIS`.
     #[must_use]
     pub fn encode(&self) -> String {
         let Stamp { epoch, node } = self.stamp;
@@ -78,6 +97,15 @@ impl FleetMessage {
                 cooldown_left.as_millis()
             ),
             Event::Close => format!("{VERSION} close {} {epoch} {node}", self.key),
+            Event::Failures {
+                run,
+                report,
+                fresh_for,
+            } => format!(
+                "{VERSION} failures {} {epoch} {node} {report} {run} {}",
+                self.key,
+                fresh_for.as_millis()
+            ),
         }
     }
 
@@ -111,7 +139,19 @@ impl FleetMessage {
                 },
             ),
             ("close", [key, epoch, node]) => (key, epoch, node, Event::Close),
-            ("trip" | "close", _) => return Err(malformed("wrong number of fields")),
+            ("failures", [key, epoch, node, report, run, millis]) => (
+                key,
+                epoch,
+                node,
+                Event::Failures {
+                    run: u32::try_from(number(run)?).map_err(|_| malformed("run out of range"))?,
+                    report: number(report)?,
+                    fresh_for: Duration::from_millis(number(millis)?),
+                },
+            ),
+            ("trip" | "close" | "failures", _) => {
+                return Err(malformed("wrong number of fields"));
+            }
             _ => return Err(malformed("unknown event")),
         };
         if key.is_empty() {
@@ -141,6 +181,17 @@ impl fmt::Display for FleetMessage {
                 self.stamp
             ),
             Event::Close => write!(f, "{} closed {} ({})", self.sender(), self.key, self.stamp),
+            Event::Failures {
+                run,
+                report,
+                fresh_for,
+            } => write!(
+                f,
+                "{} counts {run} failures in a row on {} (news for {fresh_for:?}, report {report}, {})",
+                self.sender(),
+                self.key,
+                self.stamp
+            ),
         }
     }
 }

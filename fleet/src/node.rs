@@ -66,6 +66,9 @@ pub enum Applied {
     Opened,
     /// A newer close: the fleet's probe succeeded.
     Closed,
+    /// Another node's newer run of failures in the current epoch: counted
+    /// towards the fleet's total (F5).
+    Counted,
     /// Not newer than what the node knows (a duplicate, a replay, a message
     /// overtaken on the way), or about another key: nothing changed.
     Fenced,
@@ -99,6 +102,15 @@ struct Report {
     until: Duration,
 }
 
+/// Another node's run of failures, as last heard (F5).
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    report: u64,
+    failures: u32,
+    /// When the run stops being news, on this node's clock.
+    until: Duration,
+}
+
 #[derive(Debug, Clone)]
 enum Outgoing {
     /// A message, and for a trip when its cooldown ends on this node's
@@ -109,12 +121,29 @@ enum Outgoing {
 
 #[derive(Debug)]
 struct Fleet {
+    /// This node, so that it does not count its own runs twice.
+    id: NodeId,
     /// The newest stamp applied or sent.
     latest: Stamp,
     /// The stamp of the last close applied: trips at or before it are over.
     closed_at: Stamp,
     /// The nodes that reported open since that close.
     reports: BTreeMap<NodeId, Report>,
+    /// The other nodes' newest runs of failures in the current epoch (F5).
+    runs: BTreeMap<NodeId, Run>,
+    /// This node's failures in a row since the fleet's last trip or close,
+    /// counted from attempts admitted in the current epoch (F5).
+    own_run: u32,
+    /// When this node's run stops being news: one cooldown after its last
+    /// failure.
+    own_run_until: Duration,
+    /// When the node last read the news: anything read now may have waited
+    /// in the store since then.
+    news_since: Duration,
+    /// The run this node last sent, so that only a change is sent.
+    own_run_sent: u32,
+    /// This node's reports of its run so far, numbering each.
+    own_reports: u64,
     lease: Option<Lease>,
     /// The stamp a fleet probe was admitted for, until it reports.
     probe_out: Option<Stamp>,
@@ -140,16 +169,63 @@ impl Fleet {
             .map(|(node, report)| (report.until, *node))
     }
 
+    /// This node's run while it is news (F5).
+    fn own_fresh_run(&self, now: Duration) -> u32 {
+        if now < self.own_run_until {
+            self.own_run
+        } else {
+            0
+        }
+    }
+
+    /// What the fleet's nodes have counted in a row, this node included. A
+    /// run is news for one cooldown after its last failure and counts
+    /// nothing after that, so a node that died or went quiet mid-run cannot
+    /// hold the fleet near its count for good.
+    fn shared_run(&self, now: Duration) -> u32 {
+        self.runs
+            .values()
+            .filter(|run| now < run.until)
+            .map(|run| run.failures)
+            .fold(self.own_fresh_run(now), u32::saturating_add)
+    }
+
     fn apply(&mut self, message: &FleetMessage, now: Duration, quorum: u32) -> Applied {
         let applied = self.fence(message, quorum);
         match applied {
             Applied::Fenced => self.stats.fenced += 1,
-            Applied::Opened | Applied::Closed => self.stats.applied += 1,
+            Applied::Opened | Applied::Closed | Applied::Counted => self.stats.applied += 1,
         }
         if applied == Applied::Fenced {
             return applied;
         }
+        if let Event::Failures {
+            run,
+            report,
+            fresh_for,
+        } = message.event
+        {
+            // News about the current epoch: it moves no stamp, so no lease
+            // or admitted attempt is made moot by it.
+            self.runs.insert(
+                message.sender(),
+                Run {
+                    report,
+                    failures: run,
+                    // Counted from the last read, not from now: a message
+                    // that waited in the store is older than it looks, and
+                    // old failures must not count as new (a trip's cooldown
+                    // may err long; a run must not).
+                    until: self.news_since.saturating_add(fresh_for),
+                },
+            );
+            return applied;
+        }
         self.latest = self.latest.max(message.stamp);
+        // A trip or a close starts the count afresh, everywhere (F5).
+        self.runs.clear();
+        self.own_run = 0;
+        self.own_run_sent = 0;
         match message.event {
             Event::Trip { cooldown_left } => {
                 self.reports.insert(
@@ -164,6 +240,7 @@ impl Fleet {
                 self.reports.clear();
                 self.closed_at = message.stamp;
             }
+            Event::Failures { .. } => {}
         }
         // A lease answers for one fleet state: newer news makes it moot. A
         // probe already sent under it keeps it, though, until it reports or
@@ -204,6 +281,17 @@ impl Fleet {
             }
             Event::Close if message.stamp > self.latest => Applied::Closed,
             Event::Close => Applied::Fenced,
+            // A run counts only in the epoch it was counted in, only once
+            // per report, and never this node's own, echoed back (F5).
+            Event::Failures { report, .. } => {
+                let sender = message.sender();
+                let newer = self.runs.get(&sender).is_none_or(|run| report > run.report);
+                if message.stamp.epoch == self.latest.epoch && sender != self.id && newer {
+                    Applied::Counted
+                } else {
+                    Applied::Fenced
+                }
+            }
         }
     }
 
@@ -212,7 +300,7 @@ impl Fleet {
         self.stats.published += 1;
         let until = match message.event {
             Event::Trip { cooldown_left } => Some(now.saturating_add(cooldown_left)),
-            Event::Close => None,
+            Event::Close | Event::Failures { .. } => None,
         };
         self.outbox.push_back(Outgoing::Publish(message, until));
     }
@@ -295,9 +383,16 @@ impl<C: Clock> FleetNode<C> {
             key: key.to_owned(),
             settings,
             fleet: Mutex::new(Fleet {
+                id,
                 latest: Stamp::default(),
                 closed_at: Stamp::default(),
                 reports: BTreeMap::new(),
+                runs: BTreeMap::new(),
+                own_run: 0,
+                own_run_until: Duration::ZERO,
+                news_since: Duration::ZERO,
+                own_run_sent: 0,
+                own_reports: 0,
                 lease: None,
                 probe_out: None,
                 published_generation: breaker.generation(),
@@ -462,6 +557,7 @@ impl<C: Clock> FleetNode<C> {
                 self.apply(&state);
             }
         }
+        self.report_run(&mut self.fleet(), self.breaker.clock().now());
         loop {
             let Some(outgoing) = self.fleet().outbox.pop_front() else {
                 break;
@@ -498,6 +594,11 @@ impl<C: Clock> FleetNode<C> {
                 Err(_) => self.fleet().stats.malformed += 1,
             }
         }
+        let now = self.breaker.clock().now();
+        let mut fleet = self.fleet();
+        fleet.news_since = now;
+        self.trip_on_shared_count(&mut fleet, now);
+        drop(fleet);
         if rejoining {
             // Linked only once the news flows too (a store may answer
             // before its subscription is back).
@@ -607,7 +708,18 @@ impl<C: Clock> FleetNode<C> {
                 }
             }
             Kind::Local(stamp) => {
+                // F5: only an outcome of the current epoch, and counted by
+                // the local breaker, is part of this node's run.
+                if stamp == fleet.latest && matches!(recorded, Recorded::Counted) {
+                    if failed {
+                        fleet.own_run = fleet.own_fresh_run(now).saturating_add(1);
+                        fleet.own_run_until = now.saturating_add(self.breaker.cooldown());
+                    } else {
+                        fleet.own_run = 0;
+                    }
+                }
                 let Some(generation) = tripped else {
+                    self.trip_on_shared_count(&mut fleet, now);
                     return recorded;
                 };
                 if generation <= fleet.published_generation {
@@ -634,6 +746,58 @@ impl<C: Clock> FleetNode<C> {
             }
         }
         recorded
+    }
+
+    /// F5: once the nodes' runs add up to the shared count while the fleet
+    /// is closed, this node sends the fleet's trip, for a whole cooldown, as
+    /// its own breaker's trip would be sent.
+    fn trip_on_shared_count(&self, fleet: &mut Fleet, now: Duration) {
+        let Some(threshold) = self.settings.shared_count() else {
+            return;
+        };
+        let quorum = self.settings.quorum();
+        let cooldown = self.breaker.cooldown();
+        if fleet.open_until(quorum).is_some() || fleet.shared_run(now) < threshold {
+            return;
+        }
+        let message = FleetMessage {
+            key: self.key.clone(),
+            stamp: fleet.latest.after(self.id),
+            event: Event::Trip {
+                cooldown_left: cooldown,
+            },
+        };
+        fleet.send(message, now, quorum);
+    }
+
+    /// F5: queues this node's run for the others when it changed since it
+    /// was last sent, while the fleet is closed (an open fleet counts
+    /// nothing).
+    fn report_run(&self, fleet: &mut Fleet, now: Duration) {
+        let counting = self.settings.shared_count().is_some();
+        let run = fleet.own_fresh_run(now);
+        if !counting
+            || run == fleet.own_run_sent
+            || fleet.open_until(self.settings.quorum()).is_some()
+        {
+            return;
+        }
+        fleet.own_reports += 1;
+        fleet.own_run_sent = run;
+        fleet.stats.published += 1;
+        // What is left of the run's time as news travels, as what is left
+        // of a cooldown does: nodes share no clock.
+        let fresh_for = fleet.own_run_until.saturating_sub(now);
+        let message = FleetMessage {
+            key: self.key.clone(),
+            stamp: Stamp::new(fleet.latest.epoch, self.id),
+            event: Event::Failures {
+                run,
+                report: fleet.own_reports,
+                fresh_for: if run == 0 { Duration::ZERO } else { fresh_for },
+            },
+        };
+        fleet.outbox.push_back(Outgoing::Publish(message, None));
     }
 
     /// The local breaker's generation, if it opened after `admitted_in`.

@@ -231,6 +231,19 @@ impl FleetStore for RedisStore {
                 u64::try_from(cooldown_left.as_millis()).unwrap_or(u64::MAX)
             }
             Event::Close => 0,
+            Event::Failures { .. } => {
+                // News about the current epoch, never the stored state: a
+                // plain PUBLISH.
+                let channel = self.channel.clone();
+                return self.call(|mut connection| async move {
+                    redis::cmd("PUBLISH")
+                        .arg(channel)
+                        .arg(line)
+                        .query_async::<i64>(&mut connection)
+                        .await
+                        .map(drop)
+                });
+            }
         };
         let (state, marker) = keys(&message.key);
         let channel = self.channel.clone();

@@ -5,12 +5,13 @@
 
 mod common;
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
-use common::{COOLDOWN, Call, Fleet, PROBE_DEADLINE, settings};
+use common::{COOLDOWN, Call, Fleet, PROBE_DEADLINE, THRESHOLD, settings};
 use proptest::prelude::*;
 use retry_breaker_fleet::{
-    Applied, Event, FleetMessage, FleetNode, Nemesis, NodeId, Refused, Stamp,
+    Applied, Event, FleetMessage, FleetNode, FleetSettings, Nemesis, NodeId, Refused, Stamp,
 };
 use retry_breaker_solution::{ManualClock, RetryBreaker};
 
@@ -55,6 +56,16 @@ fn nemesis() -> impl Strategy<Value = Nemesis> {
             ..Nemesis::default()
         },
     )
+}
+
+/// The fleet's settings: one node's trip opens it, or (F5) its nodes'
+/// failures add up to the threshold.
+fn opening(shared: bool) -> FleetSettings {
+    if shared {
+        settings().with_shared_count(NonZeroU32::new(THRESHOLD).unwrap())
+    } else {
+        settings()
+    }
 }
 
 fn run(fleet: &mut Fleet, steps: &[Step]) {
@@ -108,9 +119,10 @@ proptest! {
     fn at_most_one_fleet_probe_in_flight(
         nemesis in nemesis(),
         seed in any::<u64>(),
+        shared in any::<bool>(),
         steps in prop::collection::vec(step(), 1..200),
     ) {
-        let mut fleet = Fleet::new(NODES, settings(), nemesis, seed);
+        let mut fleet = Fleet::new(NODES, opening(shared), nemesis, seed);
         run(&mut fleet, &steps);
         prop_assert_eq!(fleet.overlapping_probes(), None);
     }
@@ -121,9 +133,10 @@ proptest! {
     fn no_node_is_left_open_after_the_dependency_recovered_and_a_probe_succeeded(
         nemesis in nemesis(),
         seed in any::<u64>(),
+        shared in any::<bool>(),
         steps in prop::collection::vec(step(), 1..200),
     ) {
-        recovers(nemesis, seed, &steps)?;
+        recovers(nemesis, seed, shared, &steps)?;
     }
 
     /// F2: nothing is counted twice. A node applies each piece of news at
@@ -185,8 +198,13 @@ proptest! {
 
 /// The recovery property of one run: once the link heals and the dependency
 /// is back, one probe closes the fleet and no node is left open.
-fn recovers(nemesis: Nemesis, seed: u64, steps: &[Step]) -> Result<(), TestCaseError> {
-    let mut fleet = Fleet::new(NODES, settings(), nemesis, seed);
+fn recovers(
+    nemesis: Nemesis,
+    seed: u64,
+    shared: bool,
+    steps: &[Step],
+) -> Result<(), TestCaseError> {
+    let mut fleet = Fleet::new(NODES, opening(shared), nemesis, seed);
     run(&mut fleet, steps);
     fleet.store.set_nemesis(Nemesis::default());
     fleet.dependency_up = true;
@@ -241,5 +259,5 @@ fn a_hung_probe_admitted_late_in_its_lease_ends_with_the_lease() {
         Sync(0),
         Call(0),
     ];
-    recovers(Nemesis::default(), 0, &steps).unwrap();
+    recovers(Nemesis::default(), 0, false, &steps).unwrap();
 }

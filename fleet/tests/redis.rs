@@ -11,7 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use retry_breaker_fleet::{
-    FleetNode, FleetSettings, FleetStore, Lease, LinkStatus, NodeId, RedisStore, Refused, Stamp,
+    Event, FleetMessage, FleetNode, FleetSettings, FleetStore, Lease, LinkStatus, NodeId,
+    RedisStore, Refused, Stamp,
 };
 use retry_breaker_solution::{RetryBreaker, SystemClock};
 
@@ -151,6 +152,78 @@ fn a_trip_on_one_node_opens_the_others_over_redis() {
         late.node.try_acquire(),
         Err(Refused::FleetOpen { .. })
     ));
+}
+
+#[test]
+fn failures_on_two_nodes_add_up_over_redis_and_open_both() {
+    let server = Server::start();
+    let shared = |id| {
+        let breaker = RetryBreaker::new(2, Duration::from_secs(60), SystemClock::new()).unwrap();
+        let settings = FleetSettings::new(Duration::from_secs(5))
+            .unwrap()
+            .with_shared_count(std::num::NonZeroU32::new(2).unwrap());
+        Member {
+            node: FleetNode::new(NodeId(id), "db", breaker, settings).unwrap(),
+            store: RedisStore::connect(&server.url(), "db", BOUND).unwrap(),
+        }
+    };
+    let members = [shared(0), shared(1)];
+    linked(&members);
+    // One failure on each node: neither's own breaker (threshold 2) opens.
+    for m in &members {
+        m.node.try_acquire().unwrap().failure();
+    }
+    eventually("the two runs to add up to the count on both nodes", || {
+        members.iter().for_each(|m| {
+            m.node.sync(&m.store);
+        });
+        members.iter().all(|m| {
+            matches!(m.node.try_acquire(), Err(Refused::FleetOpen { .. }))
+                && m.node.breaker().state().phase() == retry_breaker_solution::Phase::Closed
+        })
+    });
+    let stored = members[0].store.read_state(NodeId(0), "db").unwrap();
+    assert!(
+        matches!(
+            stored,
+            Some(FleetMessage {
+                event: Event::Trip { .. },
+                ..
+            })
+        ),
+        "the trip the count sent is the stored state: {stored:?}"
+    );
+}
+
+#[test]
+fn a_run_of_failures_travels_over_redis_and_is_never_the_stored_state() {
+    let server = Server::start();
+    let sender = RedisStore::connect(&server.url(), "db", BOUND).unwrap();
+    let listener = RedisStore::connect(&server.url(), "db", BOUND).unwrap();
+    eventually("the listener to subscribe", || listener.is_subscribed());
+    let run = FleetMessage {
+        key: "db".into(),
+        stamp: Stamp::new(0, NodeId(3)),
+        event: Event::Failures {
+            run: 2,
+            report: 1,
+            fresh_for: Duration::from_secs(60),
+        },
+    };
+    eventually("the run to be published", || {
+        sender.publish(NodeId(3), &run).is_ok()
+    });
+    let mut heard = Vec::new();
+    eventually("the listener to hear the run", || {
+        heard.extend(listener.receive(NodeId(4)).unwrap_or_default());
+        !heard.is_empty()
+    });
+    assert_eq!(heard, [Ok(run)]);
+    assert_eq!(
+        sender.read_state(NodeId(3), "db"),
+        Ok(None),
+        "F5: a run is news about the current epoch, never the stored state"
+    );
 }
 
 #[test]

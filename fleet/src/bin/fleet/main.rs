@@ -6,6 +6,7 @@
 //! With `--redis`, a handful of nodes do the same over a real
 //! `redis-server` started for the run (see `redis_run`).
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 #[cfg(feature = "redis")]
@@ -22,6 +23,8 @@ const PROBE_DEADLINE: Duration = Duration::from_secs(1);
 const REQUEST_EVERY: Duration = Duration::from_micros(200);
 /// Each node exchanges news with the store this often.
 const SYNC_EVERY: Duration = Duration::from_millis(5);
+/// The store delivers each message within this long.
+const MAX_DELIVERY: Duration = Duration::from_millis(2);
 const OUTAGE: Duration = Duration::from_secs(30);
 const RUN: Duration = Duration::from_secs(40);
 
@@ -29,6 +32,8 @@ const RUN: Duration = Duration::from_secs(40);
 enum Mode {
     LocalOnly,
     Fleet,
+    /// The fleet, adding its nodes' failures up (F5).
+    FleetSharedCount,
     /// The fleet, with the store down from 2 s into the outage until 20 s.
     FleetStoreDown,
 }
@@ -70,12 +75,15 @@ impl Picker {
 fn run(mode: Mode) -> Figures {
     let clock = ManualClock::new();
     let link = Nemesis {
-        max_delay: Duration::from_millis(2),
+        max_delay: MAX_DELIVERY,
         reorder: true,
         ..Nemesis::default()
     };
     let store = MemoryStore::with_nemesis(clock.clone(), link, 7);
-    let settings = FleetSettings::new(PROBE_DEADLINE).expect("a valid deadline");
+    let mut settings = FleetSettings::new(PROBE_DEADLINE).expect("a valid deadline");
+    if mode == Mode::FleetSharedCount {
+        settings = settings.with_shared_count(NonZeroU32::new(THRESHOLD).expect("not zero"));
+    }
     let nodes: Vec<FleetNode<ManualClock>> = (0..NODES)
         .map(|id| {
             let breaker =
@@ -121,8 +129,9 @@ fn run(mode: Mode) -> Figures {
                         figures.reached_first_incident += 1;
                     }
                     permit.failure();
-                    if figures.first_trip.is_none() && node.breaker().state().phase() == Phase::Open
-                    {
+                    let tripped =
+                        node.breaker().state().phase() == Phase::Open || node.fleet_is_open();
+                    if figures.first_trip.is_none() && tripped {
                         figures.first_trip = Some(now);
                     }
                 } else {
@@ -139,6 +148,10 @@ fn run(mode: Mode) -> Figures {
                     *at = now + SYNC_EVERY;
                 }
             }
+        }
+        if figures.first_trip.is_none() && nodes.iter().any(FleetNode::fleet_is_open) {
+            // A trip sent on the fleet's shared count, heard at a sync.
+            figures.first_trip = Some(now);
         }
         if figures.first_trip.is_some() && figures.all_refusing.is_none() && down {
             let refusing = nodes.iter().all(|node| node.try_acquire().is_err());
@@ -208,7 +221,7 @@ fn main() {
     println!(
         "{NODES} nodes, threshold {THRESHOLD}, cooldown {COOLDOWN:?}, probe deadline {PROBE_DEADLINE:?}; \
          one request every {REQUEST_EVERY:?} to a node picked at random; the dependency is down for \
-         {OUTAGE:?}; news every {SYNC_EVERY:?} per node, delivered within 2 ms (in-memory store, manual clock)\n"
+         {OUTAGE:?}; news every {SYNC_EVERY:?} per node, delivered within {MAX_DELIVERY:?} (in-memory store, manual clock)\n"
     );
     print(
         "local-only (every node learns on its own)",
@@ -217,6 +230,24 @@ fn main() {
     print(
         "fleet (trips shared, one probe under the lease)",
         &run(Mode::Fleet),
+    );
+    let shared = run(Mode::FleetSharedCount);
+    print(
+        &format!(
+            "fleet, adding the nodes' failures up (F5: open at {THRESHOLD} in a row, anywhere)"
+        ),
+        &shared,
+    );
+    // The trip goes out at the sending node's next exchange, and reaches
+    // each other node within the delivery delay and that node's next
+    // exchange: calls made meanwhile still go through.
+    let news_travels = SYNC_EVERY * 2 + MAX_DELIVERY;
+    let in_flight = news_travels.as_nanos() / REQUEST_EVERY.as_nanos();
+    println!(
+        "  the bound: the count, {THRESHOLD}, plus the {in_flight} requests of the {news_travels:?} \
+         the news can take: {}; reached: {}",
+        u128::from(THRESHOLD) + in_flight,
+        shared.reached_first_incident
     );
     print(
         "fleet, with the store down from 2 s to 20 s into the outage",
