@@ -1,5 +1,6 @@
-//! The fleet's rules (F1-F4; F5 is in `shared_count.rs`) on the in-memory store and the manual clock:
-//! each test sets up one situation and checks what every node does.
+//! The fleet's rules (F1-F4; F5 has `shared_count.rs`) on the in-memory
+//! store and the manual clock: each test sets up one situation and checks
+//! what every node does.
 
 mod common;
 
