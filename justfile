@@ -140,13 +140,13 @@ bench filter="":
 test-bench:
     cargo test -p retry-breaker-bench
 
-# One breaker across a fleet: 100 in-process nodes at threshold 5, local-only against fleet, and the store down mid-incident; `just fleet --redis` adds a run over a real redis-server (cargo: `cargo run --release -p retry-breaker-fleet --bin fleet`).
+# One breaker across a fleet: 100 in-process nodes at threshold 5, local-only against fleet, and the store down mid-incident; `just fleet --redis` adds five node processes over a real redis-server (`--redis-only`: those alone) (cargo: `cargo run --release -p retry-breaker-fleet --bin fleet`).
 fleet *args:
     #!/usr/bin/env bash
     set -euo pipefail
     # Only a run over real Redis compiles the Redis client.
     features=()
-    [[ " {{args}} " == *" --redis "* ]] && features=(--features redis)
+    [[ " {{args}} " == *" --redis"* ]] && features=(--features redis)
     cargo run --quiet --release -p retry-breaker-fleet "${features[@]}" --bin fleet -- {{args}}
 
 # The fleet crate's tests, the real-Redis ones included: they need redis-server (`sudo apt-get install redis-server`) and fail without it (cargo: `cargo test -p retry-breaker-fleet --all-features`).

@@ -333,3 +333,42 @@ fn redis_killed_and_restarted_mid_incident_fails_no_call() {
         "each read the state again"
     );
 }
+
+/// `just fleet --redis`'s run of separate node processes: whatever the
+/// timing, Redis killed and restarted mid-incident makes no call fail and
+/// loses none (F4), local-only or linked, and every node links up.
+#[test]
+fn node_processes_over_redis_lose_no_call_when_redis_is_killed_mid_incident() {
+    let output = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .arg("--redis-only")
+        .output()
+        .expect("the fleet program runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    let sections: Vec<&str> = text.split("\n\n").collect();
+    let [_, runs] = sections[..] else {
+        panic!("a heading, then the two runs: {text}");
+    };
+    let (local, linked) = runs
+        .split_once("linked over real Redis")
+        .unwrap_or_else(|| panic!("a linked run: {text}"));
+    for run in [local, linked] {
+        let calls = run
+            .lines()
+            .find(|line| line.trim_start().starts_with("calls:"))
+            .unwrap_or_else(|| panic!("a line of calls: {run}"));
+        assert!(
+            calls.ends_with(" served, 0 failed because of Redis, 0 lost"),
+            "F4: {calls}"
+        );
+    }
+    let joins: u32 = linked
+        .lines()
+        .find_map(|line| {
+            line.trim_start()
+                .strip_prefix("(re)joins, each reading the state first:")
+        })
+        .and_then(|count| count.trim().parse().ok())
+        .unwrap_or_else(|| panic!("a count of joins: {linked}"));
+    assert!(joins >= 5, "every node process linked up: {linked}");
+}

@@ -1,26 +1,32 @@
-//! `just fleet --redis`: a handful of nodes over a real `redis-server`
-//! started for the run on a free loopback port, on the system clock, with
-//! Redis killed and restarted mid-incident. Real time, so the figures vary
-//! a little from run to run; the in-memory run is the deterministic one.
+//! `just fleet --redis`: five nodes, each a separate OS process (this
+//! binary run as `fleet node ...`, see `node_process`), calling one gateway
+//! over TCP on loopback (see `gateway`), first local-only, then linked over
+//! a real `redis-server` started for the run on a free loopback port, with
+//! Redis killed and restarted mid-incident. Real time and real processes,
+//! so the figures vary a little from run to run; the in-memory run is the
+//! deterministic one.
 
 use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use retry_breaker_fleet::{FleetNode, FleetSettings, NodeId, RedisStore, Refused};
-use retry_breaker_solution::{Phase, RetryBreaker, SystemClock};
+use crate::gateway::Gateway;
 
-const NODES: u32 = 5;
-const THRESHOLD: u32 = 5;
-const COOLDOWN: Duration = Duration::from_millis(500);
-const PROBE_DEADLINE: Duration = Duration::from_millis(200);
-const BOUND: Duration = Duration::from_millis(100);
+pub const NODES: u32 = 5;
+pub const THRESHOLD: u32 = 5;
+pub const COOLDOWN: Duration = Duration::from_millis(500);
+pub const PROBE_DEADLINE: Duration = Duration::from_millis(200);
+/// The longest any call to Redis may wait.
+pub const BOUND: Duration = Duration::from_millis(100);
 const OUTAGE: Duration = Duration::from_secs(3);
 const RUN: Duration = Duration::from_secs(4);
+const KILL_AT: Duration = Duration::from_millis(1500);
+const RESTART_AT: Duration = Duration::from_millis(2500);
 
 struct Server {
     port: u16,
-    dir: std::path::PathBuf,
+    dir: PathBuf,
     child: Option<Child>,
 }
 
@@ -61,9 +67,151 @@ impl Drop for Server {
     }
 }
 
-/// Runs the fleet over Redis and prints its figures, or says why it could
-/// not (no `redis-server`).
+/// One node process's figures, parsed back from its line.
+#[derive(Debug, Default)]
+struct NodeFigures {
+    served: u64,
+    failed_by_store: u64,
+    lost: u64,
+    probes: u64,
+    joins: u64,
+    first_trip_ms: Option<u128>,
+    first_refusal_ms: Option<u128>,
+}
+
+fn parse(line: &str) -> Result<NodeFigures, String> {
+    let field = |name: &str| {
+        line.split(' ')
+            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+            .ok_or_else(|| format!("a node's figures lack {name}: {line:?}"))
+    };
+    let count = |name: &str| -> Result<u64, String> {
+        field(name)?
+            .parse()
+            .map_err(|_| format!("{name} is not a count: {line:?}"))
+    };
+    let time = |name: &str| -> Result<Option<u128>, String> {
+        match field(name)? {
+            "-" => Ok(None),
+            ms => ms
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("{name} is not a time: {line:?}")),
+        }
+    };
+    Ok(NodeFigures {
+        served: count("served")?,
+        failed_by_store: count("failed_by_store")?,
+        lost: count("lost")?,
+        probes: count("probes")?,
+        joins: count("joins")?,
+        first_trip_ms: time("first_trip_ms")?,
+        first_refusal_ms: time("first_refusal_ms")?,
+    })
+}
+
+/// One run of the node processes against a fresh gateway, linked over
+/// `redis` if given; `server`, if given, is killed and restarted mid-run.
+fn run_nodes(
+    exe: &Path,
+    redis: Option<&str>,
+    server: Option<&mut Server>,
+) -> Result<(Vec<NodeFigures>, Vec<Duration>), String> {
+    let start = Instant::now();
+    let start_unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    let gateway = Gateway::start(start, OUTAGE).map_err(|error| error.to_string())?;
+    let mut children = Vec::new();
+    for id in 0..NODES {
+        let mut command = Command::new(exe);
+        command
+            .args(["node", "--id", &id.to_string()])
+            .args(["--gateway", &gateway.address().to_string()])
+            .args(["--run-ms", &RUN.as_millis().to_string()])
+            .args(["--start-unix-ms", &start_unix_ms.to_string()])
+            .stdout(Stdio::piped());
+        if let Some(url) = redis {
+            command.args(["--redis", url]);
+        }
+        children.push(command.spawn().map_err(|error| error.to_string())?);
+    }
+    if let Some(server) = server {
+        std::thread::sleep(KILL_AT.saturating_sub(start.elapsed()));
+        server.kill();
+        std::thread::sleep(RESTART_AT.saturating_sub(start.elapsed()));
+        server.start()?;
+    }
+    let mut figures = Vec::new();
+    for child in children {
+        let output = child
+            .wait_with_output()
+            .map_err(|error| error.to_string())?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() {
+            return Err(format!("a node process failed: {}", text.trim()));
+        }
+        figures.push(parse(text.trim())?);
+    }
+    Ok((figures, gateway.calls_while_down(OUTAGE)))
+}
+
+fn print(label: &str, nodes: &[NodeFigures], calls_while_down: &[Duration]) {
+    let first_trip = nodes.iter().filter_map(|node| node.first_trip_ms).min();
+    let all_refusing = nodes
+        .iter()
+        .map(|node| node.first_refusal_ms)
+        .collect::<Option<Vec<u128>>>()
+        .and_then(|times| times.into_iter().max());
+    let first_incident_ends = first_trip.map(|ms| {
+        Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX)).saturating_add(COOLDOWN)
+    });
+    let in_first = calls_while_down
+        .iter()
+        .filter(|at| first_incident_ends.is_none_or(|end| **at < end))
+        .count();
+    let later = calls_while_down.len() - in_first;
+    let later_cooldowns = first_incident_ends.map_or(0.0, |end| {
+        OUTAGE.saturating_sub(end).as_secs_f64() / COOLDOWN.as_secs_f64()
+    });
+    let sum = |count: fn(&NodeFigures) -> u64| nodes.iter().map(count).sum::<u64>();
+    println!("{label}");
+    println!("  requests that reached the dead gateway in the first incident: {in_first}");
+    println!(
+        "  requests that reached it per later cooldown (the probes):     {:.1}",
+        later as f64 / later_cooldowns.max(1.0)
+    );
+    println!(
+        "  fleet probes under the lease, over the whole run:              {}",
+        sum(|node| node.probes)
+    );
+    match (first_trip, all_refusing) {
+        (Some(trip), Some(all)) => println!(
+            "  from the first trip to every node refusing:                    {} ms",
+            all.saturating_sub(trip)
+        ),
+        _ => println!("  from the first trip to every node refusing:                    never"),
+    }
+    println!(
+        "  (re)joins, each reading the state first:                       {}",
+        sum(|node| node.joins)
+    );
+    println!(
+        "  calls: {} served, {} failed because of Redis, {} lost",
+        sum(|node| node.served),
+        sum(|node| node.failed_by_store),
+        sum(|node| node.lost)
+    );
+}
+
+/// Runs the node processes local-only and then over Redis, printing their
+/// figures; or says why it could not (no `redis-server`).
 pub fn run() {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(error) => return println!("--redis: cannot find this program ({error})"),
+    };
     let port = match TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
         Ok(address) => address.port(),
         Err(error) => return println!("--redis: no free loopback port ({error})"),
@@ -83,80 +231,43 @@ pub fn run() {
              in-memory store's. Install it with `sudo apt-get install redis-server`."
         );
     }
+    println!(
+        "{NODES} nodes, each a process of its own, one request a millisecond each to a gateway \
+         over TCP on loopback that is down for {OUTAGE:?}; threshold {THRESHOLD}, cooldown \
+         {COOLDOWN:?}, news after every request\n"
+    );
+    match run_nodes(&exe, None, None) {
+        Ok((nodes, calls)) => print(
+            "local-only (every process learns on its own)",
+            &nodes,
+            &calls,
+        ),
+        Err(error) => return println!("--redis: the local-only run failed: {error}"),
+    }
     let url = format!("redis://127.0.0.1:{port}/");
-    let settings = FleetSettings::new(PROBE_DEADLINE).expect("a valid deadline");
-    let members: Vec<(FleetNode<SystemClock>, RedisStore)> = (0..NODES)
-        .map(|id| {
-            let breaker =
-                RetryBreaker::new(THRESHOLD, COOLDOWN, SystemClock::new()).expect("a threshold");
-            let node = FleetNode::new(NodeId(id), "gateway", breaker, settings).expect("a key");
-            let store = RedisStore::connect(&url, "gateway", BOUND).expect("a Redis URL");
-            (node, store)
-        })
-        .collect();
-    let linked = Instant::now();
-    while !members
-        .iter()
-        .all(|(node, store)| node.sync(store).eq(&retry_breaker_fleet::LinkStatus::Up))
-    {
-        if linked.elapsed() > Duration::from_secs(10) {
-            return println!("--redis: the nodes could not link up within 10 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    match run_nodes(&exe, Some(&url), Some(&mut server)) {
+        Ok((nodes, calls)) => print(
+            &format!(
+                "linked over real Redis, failures added up (F5), Redis killed at {KILL_AT:?} and \
+                 restarted at {RESTART_AT:?}"
+            ),
+            &nodes,
+            &calls,
+        ),
+        Err(error) => println!("--redis: the linked run failed: {error}"),
     }
-    let (mut reached, mut requests, mut failed_by_store, mut restarted) = (0u64, 0u64, 0u64, false);
-    let mut first_trip = None;
-    let mut killed = false;
-    let start = Instant::now();
-    let mut index = 0usize;
-    while start.elapsed() < RUN {
-        let now = start.elapsed();
-        if !killed && now >= Duration::from_millis(1500) {
-            server.kill();
-            killed = true;
+}
+
+/// `fleet node ...`: one node process.
+pub fn node(args: &[String]) -> std::process::ExitCode {
+    match crate::node_process::run(args) {
+        Ok(line) => {
+            println!("{line}");
+            std::process::ExitCode::SUCCESS
         }
-        if killed && !restarted && now >= Duration::from_millis(2500) {
-            restarted = server.start().is_ok();
+        Err(error) => {
+            eprintln!("{error}");
+            std::process::ExitCode::FAILURE
         }
-        let (node, _) = &members[index % NODES as usize];
-        index += 1;
-        requests += 1;
-        let degraded = node.is_degraded();
-        match node.try_acquire() {
-            Ok(permit) if now < OUTAGE => {
-                reached += 1;
-                permit.failure();
-                if first_trip.is_none() && node.breaker().state().phase() == Phase::Open {
-                    first_trip = Some(now);
-                }
-            }
-            Ok(permit) => {
-                permit.success();
-            }
-            Err(Refused::AwaitingFleetProbe) if degraded => failed_by_store += 1,
-            Err(_) => {}
-        }
-        if index % 5 == 0 {
-            for (node, store) in &members {
-                node.sync(store);
-            }
-        }
-        std::thread::sleep(Duration::from_millis(1));
     }
-    let probes: u64 = members.iter().map(|(node, _)| node.stats().probes).sum();
-    let joins: u64 = members.iter().map(|(node, _)| node.stats().joins).sum();
-    println!(
-        "over real Redis: {NODES} nodes, threshold {THRESHOLD}, cooldown {COOLDOWN:?}, the \
-         dependency down for {OUTAGE:?}, Redis killed at 1.5 s and restarted at 2.5 s"
-    );
-    println!(
-        "  requests that reached the dead dependency: {reached} (each node's first {THRESHOLD} \
-         failures, taken in turn, then the probes: the fleet's, and each node's own while Redis \
-         was away)"
-    );
-    println!("  fleet probes under the lease:              {probes}");
-    println!("  (re)joins, each reading the state first:   {joins}");
-    println!(
-        "  requests: {requests} answered at once, {failed_by_store} failed because of Redis, 0 lost"
-    );
 }

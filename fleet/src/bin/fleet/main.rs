@@ -3,14 +3,18 @@
 //! run local-only and then linked as a fleet, on the manual clock and the
 //! in-memory store, so the figures are the same on every run.
 //!
-//! With `--redis`, a handful of nodes do the same over a real
-//! `redis-server` started for the run (see `redis_run`).
+//! With `--redis`, five nodes, each a process of its own, do the same over
+//! a real `redis-server` started for the run (see `fleet_redis`).
 
 use std::num::NonZeroU32;
 use std::time::Duration;
 
 #[cfg(feature = "redis")]
 mod fleet_redis;
+#[cfg(feature = "redis")]
+mod gateway;
+#[cfg(feature = "redis")]
+mod node_process;
 
 use retry_breaker_fleet::{FleetNode, FleetSettings, MemoryStore, Nemesis, NodeId, Refused};
 use retry_breaker_solution::{Clock, ManualClock, Phase, RetryBreaker};
@@ -216,8 +220,20 @@ fn print(label: &str, figures: &Figures) {
     );
 }
 
-fn main() {
-    let redis = std::env::args().skip(1).any(|arg| arg == "--redis");
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    #[cfg(feature = "redis")]
+    if args.first().is_some_and(|arg| arg == "node") {
+        return fleet_redis::node(&args[1..]);
+    }
+    let redis = args.iter().any(|arg| arg == "--redis");
+    if args.iter().any(|arg| arg == "--redis-only") {
+        #[cfg(feature = "redis")]
+        fleet_redis::run();
+        #[cfg(not(feature = "redis"))]
+        println!("--redis-only needs the redis feature: `just fleet --redis-only` builds with it.");
+        return std::process::ExitCode::SUCCESS;
+    }
     println!(
         "{NODES} nodes, threshold {THRESHOLD}, cooldown {COOLDOWN:?}, probe deadline {PROBE_DEADLINE:?}; \
          one request every {REQUEST_EVERY:?} to a node picked at random; the dependency is down for \
@@ -260,4 +276,5 @@ fn main() {
         #[cfg(not(feature = "redis"))]
         println!("--redis needs the redis feature: `just fleet --redis` builds with it.");
     }
+    std::process::ExitCode::SUCCESS
 }

@@ -1,0 +1,163 @@
+//! One node of `just fleet --redis`, run as a process of its own (`fleet
+//! node ...`): a fleet breaker on the system clock, linked over Redis or
+//! not at all, sending one request a millisecond to the gateway over TCP,
+//! exchanging news after each. It prints one line of figures.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use retry_breaker_fleet::{FleetNode, FleetSettings, NodeId, RedisStore, Refused};
+use retry_breaker_solution::{Phase, RetryBreaker, SystemClock};
+
+use crate::fleet_redis::{BOUND, COOLDOWN, PROBE_DEADLINE, THRESHOLD};
+
+/// What one node process was told.
+struct Orders {
+    id: u32,
+    gateway: String,
+    run: Duration,
+    /// The run's start, as milliseconds since the Unix epoch: the one time
+    /// every process and the gateway share.
+    start_unix_ms: u128,
+    redis: Option<String>,
+}
+
+fn orders(args: &[String]) -> Result<Orders, String> {
+    let value = |name: &str| {
+        args.iter()
+            .position(|arg| arg == name)
+            .and_then(|at| args.get(at + 1))
+            .cloned()
+            .ok_or_else(|| format!("fleet node: {name} is missing"))
+    };
+    let number = |name: &str| -> Result<u128, String> {
+        value(name)?
+            .parse()
+            .map_err(|_| format!("fleet node: {name} is not a number"))
+    };
+    Ok(Orders {
+        id: u32::try_from(number("--id")?).map_err(|_| "fleet node: --id is too large")?,
+        gateway: value("--gateway")?,
+        run: Duration::from_millis(
+            u64::try_from(number("--run-ms")?).map_err(|_| "fleet node: --run-ms is too large")?,
+        ),
+        start_unix_ms: number("--start-unix-ms")?,
+        redis: value("--redis").ok(),
+    })
+}
+
+/// Milliseconds since the run's start.
+fn since_start(start_unix_ms: u128) -> u128 {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    now.saturating_sub(start_unix_ms)
+}
+
+/// Runs one node until its run is over; the figures line, or why not.
+pub fn run(args: &[String]) -> Result<String, String> {
+    let orders = orders(args)?;
+    let breaker = RetryBreaker::new(THRESHOLD, COOLDOWN, SystemClock::new())
+        .map_err(|error| error.to_string())?;
+    // Linked nodes add their failures up (F5): five processes in parallel
+    // would otherwise each fail on their own before the first trip.
+    let mut settings = FleetSettings::new(PROBE_DEADLINE).map_err(|error| error.to_string())?;
+    if orders.redis.is_some() {
+        settings =
+            settings.with_shared_count(NonZeroU32::new(THRESHOLD).ok_or("a threshold of 0")?);
+    }
+    let node = FleetNode::new(NodeId(orders.id), "gateway", breaker, settings)
+        .map_err(|error| error.to_string())?;
+    let store = match &orders.redis {
+        Some(url) => {
+            Some(RedisStore::connect(url, "gateway", BOUND).map_err(|error| error.to_string())?)
+        }
+        None => None,
+    };
+    let stream = TcpStream::connect(&orders.gateway)
+        .map_err(|error| format!("fleet node: no gateway at {}: {error}", orders.gateway))?;
+    let mut send = stream.try_clone().map_err(|error| error.to_string())?;
+    let mut answers = BufReader::new(stream);
+
+    let mut figures = Figures::default();
+    let deadline = Instant::now() + orders.run;
+    while Instant::now() < deadline {
+        figures.requests += 1;
+        let degraded = node.is_degraded();
+        match node.try_acquire() {
+            Ok(permit) => {
+                let mut answer = String::new();
+                let answered = send.write_all(b"call\n").is_ok()
+                    && answers.read_line(&mut answer).is_ok_and(|read| read > 0);
+                match (answered, answer.trim_end()) {
+                    (true, "ok") => {
+                        figures.served += 1;
+                        permit.success();
+                    }
+                    (true, _) => {
+                        figures.failed += 1;
+                        permit.failure();
+                    }
+                    (false, _) => figures.lost += 1,
+                }
+                let open = node.breaker().state().phase() == Phase::Open || node.fleet_is_open();
+                if open && figures.first_trip_ms.is_none() {
+                    figures.first_trip_ms = Some(since_start(orders.start_unix_ms));
+                }
+            }
+            Err(refused) => {
+                figures.refused += 1;
+                if degraded && refused == Refused::AwaitingFleetProbe {
+                    figures.failed_by_store += 1;
+                }
+                if figures.first_refusal_ms.is_none() {
+                    figures.first_refusal_ms = Some(since_start(orders.start_unix_ms));
+                }
+            }
+        }
+        if let Some(store) = &store {
+            node.sync(store);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    figures.probes = node.stats().probes;
+    figures.joins = node.stats().joins;
+    Ok(figures.line(orders.id))
+}
+
+#[derive(Debug, Default)]
+struct Figures {
+    requests: u64,
+    served: u64,
+    failed: u64,
+    refused: u64,
+    failed_by_store: u64,
+    lost: u64,
+    probes: u64,
+    joins: u64,
+    first_trip_ms: Option<u128>,
+    first_refusal_ms: Option<u128>,
+}
+
+impl Figures {
+    fn line(&self, id: u32) -> String {
+        let time = |at: Option<u128>| at.map_or_else(|| "-".to_owned(), |ms| ms.to_string());
+        format!(
+            "node={id} requests={} served={} failed={} refused={} failed_by_store={} lost={} \
+             probes={} joins={} first_trip_ms={} first_refusal_ms={}",
+            self.requests,
+            self.served,
+            self.failed,
+            self.refused,
+            self.failed_by_store,
+            self.lost,
+            self.probes,
+            self.joins,
+            time(self.first_trip_ms),
+            time(self.first_refusal_ms)
+        )
+    }
+}
