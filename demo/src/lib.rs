@@ -40,6 +40,8 @@ pub use retry_breaker_starter as kit;
 pub mod chart;
 pub mod checkout;
 pub mod client;
+#[cfg(not(feature = "starter"))]
+pub mod fleet;
 pub mod gateway;
 pub mod html;
 pub mod orders;

@@ -87,6 +87,14 @@ async fn main() -> ExitCode {
         }
     }
 
+    // One breaker across a fleet of checkout nodes. Printed only, as above.
+    if !cancel.is_cancelled() {
+        if let Err(error) = fleet(settings, cancel.clone()).await {
+            eprintln!("one gateway, three checkout nodes: could not run: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+
     if let (Some(refused), Some(timed_out)) = (median(refused), median(timed_out)) {
         println!(
             "Overall: a call refused by the open circuit returned in {}; a request that ran into the deadline took {}.",
@@ -133,6 +141,33 @@ async fn main() -> ExitCode {
         }
     }
     code
+}
+
+/// Three checkout nodes behind a load balancer, on their own and then
+/// linked as a fleet, printed.
+#[cfg(not(feature = "starter"))]
+async fn fleet(
+    settings: Settings,
+    cancel: CancellationToken,
+) -> Result<(), retry_breaker_demo::scenarios::DemoError> {
+    let report = retry_breaker_demo::fleet::three_nodes(settings, cancel).await?;
+    println!("{report}");
+    Ok(())
+}
+
+/// The fleet is reference code built on the solution, so a run on your
+/// starter leaves it out, saying so.
+#[cfg(feature = "starter")]
+async fn fleet(
+    _: Settings,
+    _: CancellationToken,
+) -> Result<(), retry_breaker_demo::scenarios::DemoError> {
+    println!(
+        "== One gateway, three checkout nodes ==
+The fleet runs on the reference solution only.
+"
+    );
+    Ok(())
 }
 
 /// Cancels `cancel` on the first Ctrl-C: calls stop between attempts, waits

@@ -555,3 +555,57 @@ async fn a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refus
         report.status_at_end
     );
 }
+
+/// The fleet is reference code built on the solution: not on a starter.
+#[cfg(not(feature = "starter"))]
+#[tokio::test]
+async fn three_nodes_linked_as_a_fleet_send_the_down_gateway_fewer_requests_than_alone() {
+    use retry_breaker_demo::fleet::{Mark, NODES, three_nodes};
+    let report = within(
+        Duration::from_secs(60),
+        "one gateway, three checkout nodes",
+        three_nodes(settings(), CancellationToken::new()),
+    )
+    .await
+    .expect("the gateway could start");
+    let threshold = u64::from(settings().breaker.threshold);
+    let nodes = NODES as u64;
+    assert_eq!(
+        report.local.first_incident,
+        threshold * nodes,
+        "on its own, each node fails `threshold` times before it opens:\n{}",
+        report.local
+    );
+    assert!(
+        report.linked.first_incident < report.local.first_incident
+            && report.linked.first_incident <= threshold + 2 * (nodes - 1),
+        "F5: linked, the nodes' failures add up to the threshold, plus the calls each other \
+         node makes before it hears (its run, then the trip):\n{}",
+        report.linked
+    );
+    for run in [&report.local, &report.linked] {
+        assert!(
+            run.recovered(),
+            "every node serves again after the outage:\n{run}"
+        );
+        let orders: usize = run.timelines.iter().map(Vec::len).sum();
+        assert_eq!(orders, 72, "every order came back with an answer:\n{run}");
+    }
+    let probes = |marks: &[Mark]| {
+        marks
+            .iter()
+            .filter(|mark| matches!(mark, Mark::ProbeFailed | Mark::ProbeServed))
+            .count()
+    };
+    assert!(
+        report
+            .linked
+            .timelines
+            .iter()
+            .map(|marks| probes(marks))
+            .sum::<usize>()
+            >= 1,
+        "F3: the fleet probed under its lease:\n{}",
+        report.linked
+    );
+}

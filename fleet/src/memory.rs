@@ -82,7 +82,9 @@ impl World {
     }
 }
 
-/// The fleet store in memory, for tests and the `fleet` simulation.
+/// The fleet store in memory, for tests, the `fleet` simulation and a
+/// fleet of nodes in one process: on the manual clock (the default), or on
+/// any other, such as the demo's tokio clock.
 ///
 /// ```
 /// use std::time::Duration;
@@ -102,20 +104,20 @@ impl World {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
-pub struct MemoryStore {
-    clock: ManualClock,
+pub struct MemoryStore<C = ManualClock> {
+    clock: C,
     bound: Duration,
     world: Mutex<World>,
 }
 
-impl MemoryStore {
+impl<C: Clock> MemoryStore<C> {
     /// A perfect store on `clock`, whose calls are bounded at 50 ms.
-    pub fn new(clock: ManualClock) -> Self {
+    pub fn new(clock: C) -> Self {
         MemoryStore::with_nemesis(clock, Nemesis::default(), 0)
     }
 
     /// A store that misbehaves as `nemesis` says, its draws seeded by `seed`.
-    pub fn with_nemesis(clock: ManualClock, nemesis: Nemesis, seed: u64) -> Self {
+    pub fn with_nemesis(clock: C, nemesis: Nemesis, seed: u64) -> Self {
         MemoryStore {
             clock,
             bound: Duration::from_millis(50),
@@ -185,7 +187,7 @@ impl MemoryStore {
     }
 }
 
-impl FleetStore for MemoryStore {
+impl<C: Clock> FleetStore for MemoryStore<C> {
     fn publish(&self, from: NodeId, message: &FleetMessage) -> Result<(), StoreError> {
         let now = self.clock.now();
         let mut world = self.world();

@@ -36,6 +36,10 @@ const SOLUTION: &str = "retry-breaker-solution";
 /// The students' crate: in the student edition it is always there, so it is
 /// a plain dependency and the features that chose it are always on.
 const STARTER: &str = "retry-breaker-starter";
+/// The fleet crate, reference code built on the solution: not exported, so
+/// the demo's dependency on it goes too (its fleet section is compiled out
+/// with the solution's).
+const FLEET: &str = "retry-breaker-fleet";
 
 /// Handout paragraphs (or list items) that mention any of these point at
 /// what the student edition does not have, so they are left out.
@@ -672,7 +676,7 @@ fn manifest(kit: &str, member: Member, keep: impl Fn(&str) -> bool) -> Result<Ex
             }
             features.push(feature_entry(line)?);
             continue;
-        } else if line.contains(SOLUTION) {
+        } else if line.contains(SOLUTION) || line.contains(FLEET) {
             continue;
         }
         let line = if let Some(list) = line.strip_prefix("members = ") {
