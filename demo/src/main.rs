@@ -163,9 +163,8 @@ async fn fleet(
     _: CancellationToken,
 ) -> Result<(), retry_breaker_demo::scenarios::DemoError> {
     println!(
-        "== One gateway, three checkout nodes ==
-The fleet runs on the reference solution only.
-"
+        "== One gateway, three checkout nodes ==\nThe fleet is reference code on the reference \
+         solution: the kit's `just demo` runs it, a starter does not.\n"
     );
     Ok(())
 }

@@ -676,7 +676,13 @@ fn manifest(kit: &str, member: Member, keep: impl Fn(&str) -> bool) -> Result<Ex
             }
             features.push(feature_entry(line)?);
             continue;
-        } else if line.contains(SOLUTION) || line.contains(FLEET) {
+        } else if line.contains(SOLUTION) {
+            continue;
+        } else if line.contains(FLEET) {
+            // Its comment is about it alone.
+            while out.last().is_some_and(|line| line.starts_with('#')) {
+                out.pop();
+            }
             continue;
         }
         let line = if let Some(list) = line.strip_prefix("members = ") {
