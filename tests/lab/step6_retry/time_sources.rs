@@ -70,6 +70,23 @@ fn sources() -> [(&'static str, TimeSource); 5] {
     ]
 }
 
+/// A named source.
+type Named = (&'static str, TimeSource);
+
+/// Every clock's source with every sleeper's, on running and on paused
+/// tokio time.
+fn pairs() -> Vec<(bool, Named, Named)> {
+    let mut pairs = Vec::new();
+    for paused in [false, true] {
+        for clock in sources() {
+            for slept in sources() {
+                pairs.push((paused, clock, slept));
+            }
+        }
+    }
+    pairs
+}
+
 /// Whether a clock on `clock` and a sleeper on `slept` can agree: the same
 /// source, one that this crate does not know, or the operating system's and
 /// tokio's while tokio's time runs (it is then the operating system's).
@@ -130,22 +147,14 @@ async fn call_on<C: Clock>(
 /// it guards a loop that would take a permit or call the task first.
 #[test]
 fn e9_every_pair_of_sources_that_cannot_agree_is_refused_before_anything_happens() {
-    for paused in [false, true] {
-        for (clock_name, clock) in sources() {
-            for (sleeper_name, slept) in sources() {
-                if !agree(clock, slept, paused) {
-                    refused_before_anything(paused, (clock_name, clock), (sleeper_name, slept));
-                }
-            }
+    for (paused, clock, slept) in pairs() {
+        if !agree(clock.1, slept.1, paused) {
+            refused_before_anything(paused, clock, slept);
         }
     }
 }
 
-fn refused_before_anything(
-    paused: bool,
-    (clock_name, clock): (&'static str, TimeSource),
-    (sleeper_name, slept): (&'static str, TimeSource),
-) {
+fn refused_before_anything(paused: bool, (clock_name, clock): Named, (sleeper_name, slept): Named) {
     on_time(paused, async move {
         let pair = format!(
             "a clock on {clock_name} time and a sleeper on {sleeper_name}, {}",
@@ -191,22 +200,14 @@ fn refused_before_anything(
 
 #[test]
 fn e9_every_pair_that_can_agree_is_let_through() {
-    for paused in [false, true] {
-        for (clock_name, clock) in sources() {
-            for (sleeper_name, slept) in sources() {
-                if agree(clock, slept, paused) {
-                    let_through(paused, (clock_name, clock), (sleeper_name, slept));
-                }
-            }
+    for (paused, clock, slept) in pairs() {
+        if agree(clock.1, slept.1, paused) {
+            let_through(paused, clock, slept);
         }
     }
 }
 
-fn let_through(
-    paused: bool,
-    (clock_name, clock): (&'static str, TimeSource),
-    (sleeper_name, slept): (&'static str, TimeSource),
-) {
+fn let_through(paused: bool, (clock_name, clock): Named, (sleeper_name, slept): Named) {
     on_time(paused, async move {
         let script = Script::new([Ok(1)]);
         let (result, state) = call_on(Reads(clock), &WaitsOn::new(slept), &script).await;

@@ -12,6 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::gateway::Gateway;
+use crate::node_process::NodeFigures;
 
 pub const NODES: u32 = 5;
 pub const THRESHOLD: u32 = 5;
@@ -67,49 +68,6 @@ impl Drop for Server {
     }
 }
 
-/// One node process's figures, parsed back from its line.
-#[derive(Debug, Default)]
-struct NodeFigures {
-    served: u64,
-    failed_by_store: u64,
-    lost: u64,
-    probes: u64,
-    joins: u64,
-    first_trip_ms: Option<u128>,
-    first_refusal_ms: Option<u128>,
-}
-
-fn parse(line: &str) -> Result<NodeFigures, String> {
-    let field = |name: &str| {
-        line.split(' ')
-            .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
-            .ok_or_else(|| format!("a node's figures lack {name}: {line:?}"))
-    };
-    let count = |name: &str| -> Result<u64, String> {
-        field(name)?
-            .parse()
-            .map_err(|_| format!("{name} is not a count: {line:?}"))
-    };
-    let time = |name: &str| -> Result<Option<u128>, String> {
-        match field(name)? {
-            "-" => Ok(None),
-            ms => ms
-                .parse()
-                .map(Some)
-                .map_err(|_| format!("{name} is not a time: {line:?}")),
-        }
-    };
-    Ok(NodeFigures {
-        served: count("served")?,
-        failed_by_store: count("failed_by_store")?,
-        lost: count("lost")?,
-        probes: count("probes")?,
-        joins: count("joins")?,
-        first_trip_ms: time("first_trip_ms")?,
-        first_refusal_ms: time("first_refusal_ms")?,
-    })
-}
-
 /// One run of the node processes against a fresh gateway, linked over
 /// `redis` if given; `server`, if given, is killed and restarted mid-run.
 fn run_nodes(
@@ -152,7 +110,7 @@ fn run_nodes(
         if !output.status.success() {
             return Err(format!("a node process failed: {}", text.trim()));
         }
-        figures.push(parse(text.trim())?);
+        figures.push(NodeFigures::parse(text.trim())?);
     }
     Ok((figures, gateway.calls_while_down(OUTAGE)))
 }

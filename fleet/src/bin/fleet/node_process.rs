@@ -82,7 +82,7 @@ pub fn run(args: &[String]) -> Result<String, String> {
     let mut send = stream.try_clone().map_err(|error| error.to_string())?;
     let mut answers = BufReader::new(stream);
 
-    let mut figures = Figures::default();
+    let mut figures = NodeFigures::default();
     let deadline = Instant::now() + orders.run;
     while Instant::now() < deadline {
         figures.requests += 1;
@@ -125,39 +125,121 @@ pub fn run(args: &[String]) -> Result<String, String> {
     }
     figures.probes = node.stats().probes;
     figures.joins = node.stats().joins;
-    Ok(figures.line(orders.id))
+    Ok(figures.line())
 }
 
-#[derive(Debug, Default)]
-struct Figures {
-    requests: u64,
-    served: u64,
-    failed: u64,
-    refused: u64,
-    failed_by_store: u64,
-    lost: u64,
-    probes: u64,
-    joins: u64,
-    first_trip_ms: Option<u128>,
-    first_refusal_ms: Option<u128>,
+/// One node process's figures: written as one line by the node, parsed
+/// back by the run that started it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct NodeFigures {
+    pub requests: u64,
+    pub served: u64,
+    pub failed: u64,
+    pub refused: u64,
+    /// Refusals only the store's absence caused (F4 says none).
+    pub failed_by_store: u64,
+    /// Requests the gateway never answered.
+    pub lost: u64,
+    pub probes: u64,
+    pub joins: u64,
+    /// Milliseconds from the run's start to the node's first trip.
+    pub first_trip_ms: Option<u128>,
+    /// Milliseconds from the run's start to the node's first refusal.
+    pub first_refusal_ms: Option<u128>,
 }
 
-impl Figures {
-    fn line(&self, id: u32) -> String {
+/// The fields of a figures line, in order.
+const FIELDS: [&str; 10] = [
+    "requests",
+    "served",
+    "failed",
+    "refused",
+    "failed_by_store",
+    "lost",
+    "probes",
+    "joins",
+    "first_trip_ms",
+    "first_refusal_ms",
+];
+
+impl NodeFigures {
+    fn line(&self) -> String {
         let time = |at: Option<u128>| at.map_or_else(|| "-".to_owned(), |ms| ms.to_string());
-        format!(
-            "node={id} requests={} served={} failed={} refused={} failed_by_store={} lost={} \
-             probes={} joins={} first_trip_ms={} first_refusal_ms={}",
-            self.requests,
-            self.served,
-            self.failed,
-            self.refused,
-            self.failed_by_store,
-            self.lost,
-            self.probes,
-            self.joins,
+        let values = [
+            self.requests.to_string(),
+            self.served.to_string(),
+            self.failed.to_string(),
+            self.refused.to_string(),
+            self.failed_by_store.to_string(),
+            self.lost.to_string(),
+            self.probes.to_string(),
+            self.joins.to_string(),
             time(self.first_trip_ms),
-            time(self.first_refusal_ms)
-        )
+            time(self.first_refusal_ms),
+        ];
+        let pairs: Vec<String> = FIELDS
+            .iter()
+            .zip(values)
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        pairs.join(" ")
+    }
+
+    /// The figures a node printed, or what is wrong with its line.
+    pub fn parse(line: &str) -> Result<NodeFigures, String> {
+        let field = |name: &str| {
+            line.split(' ')
+                .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+                .ok_or_else(|| format!("a node's figures lack {name}: {line:?}"))
+        };
+        let count = |name: &str| -> Result<u64, String> {
+            field(name)?
+                .parse()
+                .map_err(|_| format!("{name} is not a count: {line:?}"))
+        };
+        let time = |name: &str| -> Result<Option<u128>, String> {
+            match field(name)? {
+                "-" => Ok(None),
+                ms => ms
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| format!("{name} is not a time: {line:?}")),
+            }
+        };
+        Ok(NodeFigures {
+            requests: count("requests")?,
+            served: count("served")?,
+            failed: count("failed")?,
+            refused: count("refused")?,
+            failed_by_store: count("failed_by_store")?,
+            lost: count("lost")?,
+            probes: count("probes")?,
+            joins: count("joins")?,
+            first_trip_ms: time("first_trip_ms")?,
+            first_refusal_ms: time("first_refusal_ms")?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_figures_line_reads_back_as_written_and_a_broken_one_is_an_error() {
+        let figures = NodeFigures {
+            requests: 9,
+            served: 4,
+            failed: 3,
+            refused: 2,
+            probes: 1,
+            joins: 2,
+            first_trip_ms: Some(12),
+            ..NodeFigures::default()
+        };
+        assert_eq!(NodeFigures::parse(&figures.line()), Ok(figures));
+        assert!(NodeFigures::parse("requests=9").is_err());
+        let line = NodeFigures::default().line().replace("lost=0", "lost=many");
+        assert!(NodeFigures::parse(&line).is_err());
     }
 }
