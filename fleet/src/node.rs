@@ -113,8 +113,9 @@ struct Run {
 
 #[derive(Debug, Clone)]
 enum Outgoing {
-    /// A message, and for a trip when its cooldown ends on this node's
-    /// clock, so that the rest of it is counted when it is actually sent.
+    /// A message, and for a trip (or a run of failures) when its cooldown
+    /// (or its time as news) ends on this node's clock, so that the rest
+    /// of it is counted when it is actually sent.
     Publish(FleetMessage, Option<Duration>),
     Release(Lease),
 }
@@ -566,14 +567,19 @@ impl<C: Clock> FleetNode<C> {
             let sent = match &outgoing {
                 // A trip kept while the store was away whose cooldown is
                 // over by now opens nothing: sent, it would only outrank
-                // news decided since.
+                // news decided since. A run of failures that old is old
+                // news too (F5).
                 Outgoing::Publish(_, Some(until)) if *until <= now => Ok(()),
                 Outgoing::Publish(message, until) => {
                     let mut message = message.clone();
                     if let Some(until) = until {
-                        message.event = Event::Trip {
-                            cooldown_left: until.saturating_sub(now),
-                        };
+                        // What is left is counted when the message leaves.
+                        let left = until.saturating_sub(now);
+                        match &mut message.event {
+                            Event::Trip { cooldown_left } => *cooldown_left = left,
+                            Event::Failures { fresh_for, .. } => *fresh_for = left,
+                            Event::Close => {}
+                        }
                     }
                     store.publish(self.id, &message)
                 }
@@ -786,18 +792,19 @@ impl<C: Clock> FleetNode<C> {
         fleet.own_run_sent = run;
         fleet.stats.published += 1;
         // What is left of the run's time as news travels, as what is left
-        // of a cooldown does: nodes share no clock.
-        let fresh_for = fleet.own_run_until.saturating_sub(now);
+        // of a cooldown does: nodes share no clock. A run of 0 (a success)
+        // is always worth sending: it ends the run the others heard.
+        let until = (run > 0).then_some(fleet.own_run_until);
         let message = FleetMessage {
             key: self.key.clone(),
             stamp: Stamp::new(fleet.latest.epoch, self.id),
             event: Event::Failures {
                 run,
                 report: fleet.own_reports,
-                fresh_for: if run == 0 { Duration::ZERO } else { fresh_for },
+                fresh_for: Duration::ZERO,
             },
         };
-        fleet.outbox.push_back(Outgoing::Publish(message, None));
+        fleet.outbox.push_back(Outgoing::Publish(message, until));
     }
 
     /// The local breaker's generation, if it opened after `admitted_in`.

@@ -409,3 +409,31 @@ fn f5_the_memory_store_delivers_a_run_and_never_keeps_it_as_the_state() {
     assert_eq!(store.read_state(NodeId(1), "db"), Ok(None));
     assert_eq!(store.receive(NodeId(1)), Ok(vec![Ok(run)]));
 }
+
+#[test]
+fn f5_a_run_kept_while_its_node_was_cut_off_leaves_with_what_is_left_of_its_time() {
+    let mut fleet = counting(2);
+    for _ in 0..THRESHOLD - 1 {
+        assert_eq!(fleet.call(0), Call::Failed);
+    }
+    // Node 0 is cut off: its run waits in its outbox. Node 1 reads on.
+    fleet
+        .store
+        .update_nemesis(|nemesis| nemesis.partitioned = [NodeId(0)].into());
+    fleet.sync_all();
+    let nearly = COOLDOWN - Duration::from_millis(100);
+    fleet.advance(nearly);
+    fleet.nodes[1].sync(&fleet.store);
+    fleet
+        .store
+        .update_nemesis(|nemesis| nemesis.partitioned.clear());
+    fleet.nodes[0].sync(&fleet.store);
+    fleet.nodes[1].sync(&fleet.store);
+    // The run left with 100 ms of its cooldown as news, not a whole one.
+    fleet.advance(Duration::from_millis(200));
+    assert_eq!(fleet.call(1), Call::Failed);
+    assert!(
+        !fleet.nodes[1].fleet_is_open(),
+        "F5: node 0's run is old news by now: it left its outbox with what was left of its time"
+    );
+}
