@@ -104,7 +104,7 @@ where
     /// let registry: Registry<String, _> = Registry::with_transition_hook(
     ///     RetryBreaker::builder().threshold(1).cooldown(Duration::from_secs(10)),
     ///     ManualClock::new(),
-    ///     move |key, transition| log.lock().unwrap().push((key.clone(), transition.to)),
+    ///     move |key: &String, transition| log.lock().unwrap().push((key.clone(), transition.to)),
     /// )?;
     /// registry.breaker("search").try_acquire()?.failure();
     /// registry.breaker("database").try_acquire()?.success();
@@ -175,6 +175,44 @@ where
     /// Whether no key has a breaker yet.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Forgets every key whose breaker has nothing to remember and that
+    /// nobody holds: CLOSED with no failure counted, and no `Arc` of it (nor
+    /// a permit, which borrows one) outside the registry. Returns how many
+    /// keys it forgot.
+    ///
+    /// A later lookup of a forgotten key makes a fresh breaker in the same
+    /// state, so nothing anyone could see changes, and R1 still holds: a
+    /// breaker that someone holds is never forgotten, so a key never has two
+    /// live breakers (the map's lock is held throughout, and only the map
+    /// hands out new references). A registry keyed by something without
+    /// bound (hosts, tenants) calls it on a timer: the idle time is the
+    /// timer's. In window mode the successes a forgotten window held go too,
+    /// as when a circuit closes (W2).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, Registry, RetryBreaker};
+    ///
+    /// let settings = RetryBreaker::builder().threshold(2).cooldown(Duration::from_secs(10));
+    /// let registry: Registry<String, _> = Registry::new(settings, ManualClock::new())?;
+    /// registry.breaker("tenant-1").try_acquire()?.success(); // nothing to remember
+    /// registry.breaker("tenant-2").try_acquire()?.failure(); // one failure counted
+    /// let held = registry.breaker("tenant-3"); // in use
+    /// assert_eq!(registry.forget_unused(), 1);
+    /// assert_eq!(registry.len(), 2);
+    /// # drop(held);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn forget_unused(&self) -> usize {
+        let mut breakers = self.write();
+        let before = breakers.len();
+        breakers.retain(|_, breaker| {
+            let held = Arc::strong_count(breaker) > 1;
+            held || breaker.state() != State::Closed { failures: 0 }
+        });
+        before - breakers.len()
     }
 
     /// Every key with the state of its breaker, sorted by key: a status

@@ -521,3 +521,88 @@ fn r4_a_panicking_registry_hook_reaches_its_caller_and_every_key_keeps_working()
          (TODO(13))"
     );
 }
+
+#[test]
+fn r1_forgetting_unused_keys_keeps_every_breaker_in_use_and_every_one_with_something_to_remember() {
+    let registry = registry();
+    registry.breaker("clean").try_acquire().unwrap().success();
+    fail(&registry, "counting");
+    fail(&registry, "open");
+    fail(&registry, "open");
+    let held = registry.breaker("held");
+    assert_eq!(
+        registry.len(),
+        4,
+        "R1: four keys looked up, four breakers kept (TODO(13))"
+    );
+    assert_eq!(
+        registry.forget_unused(),
+        1,
+        "R1: only the clean breaker that nobody holds is forgotten (TODO(13))"
+    );
+    assert_eq!(
+        registry.states(),
+        [
+            ("counting".to_owned(), State::Closed { failures: 1 }),
+            ("held".to_owned(), State::Closed { failures: 0 }),
+            ("open".to_owned(), State::Open { remaining: ms(10) }),
+        ],
+        "R1: a failure counted, an open circuit and a breaker in use are all kept (TODO(13))"
+    );
+    assert!(
+        Arc::ptr_eq(&held, &registry.breaker("held")),
+        "R1: the breaker someone holds is still the key's breaker (TODO(13))"
+    );
+    assert_eq!(
+        registry.breaker("clean").state(),
+        State::Closed { failures: 0 },
+        "R1: a forgotten key comes back as a fresh breaker, in the state it was forgotten in"
+    );
+    assert_eq!(
+        registry.forget_unused(),
+        1,
+        "R1: and can be forgotten again"
+    );
+}
+
+#[test]
+fn r1_however_lookups_and_forgetting_interleave_a_key_never_has_two_live_breakers() {
+    guard(
+        "a lookup racing `forget_unused` did not end: TODO(13)",
+        Duration::from_secs(20),
+        || {
+            let registry = Arc::new(registry());
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let forgetter = {
+                let (registry, stop) = (Arc::clone(&registry), Arc::clone(&stop));
+                thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        registry.forget_unused();
+                    }
+                })
+            };
+            let lookers: Vec<_> = (0..2)
+                .map(|_| {
+                    let registry = Arc::clone(&registry);
+                    thread::spawn(move || {
+                        for _ in 0..2_000 {
+                            let held = registry.breaker("k");
+                            let again = registry.breaker("k");
+                            assert!(
+                                Arc::ptr_eq(&held, &again),
+                                "R1: while one caller held the key's breaker, a lookup got \
+                                 another: a breaker in use was forgotten, or never kept \
+                                 (TODO(13))"
+                            );
+                        }
+                    })
+                })
+                .collect();
+            for looker in lookers {
+                looker.join().unwrap();
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            forgetter.join().unwrap();
+        },
+    );
+}
