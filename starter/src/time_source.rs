@@ -80,19 +80,20 @@ impl TimeSource {
 /// ticked); paused, it stands still between two readings with no await
 /// between them, at an instant the operating system's clock has left
 /// behind (or not reached, after the test advanced it). Three readings, and
-/// only for a pair of the operating system's and tokio's sources.
-#[cfg(feature = "tokio")]
+/// only for a pair of the operating system's and tokio's sources. Without
+/// tokio, nothing of this crate reads or waits on its time.
 fn tokio_time_is_paused() -> bool {
-    let before = tokio::time::Instant::now().into_std();
-    let system = std::time::Instant::now();
-    let after = tokio::time::Instant::now().into_std();
-    before == after && system != before
-}
-
-/// Without tokio, nothing of this crate reads or waits on its time.
-#[cfg(not(feature = "tokio"))]
-fn tokio_time_is_paused() -> bool {
-    false
+    #[cfg(feature = "tokio")]
+    {
+        let before = tokio::time::Instant::now().into_std();
+        let system = std::time::Instant::now();
+        let after = tokio::time::Instant::now().into_std();
+        before == after && system != before
+    }
+    #[cfg(not(feature = "tokio"))]
+    {
+        false
+    }
 }
 
 impl fmt::Display for TimeSource {

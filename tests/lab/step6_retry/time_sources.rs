@@ -329,6 +329,37 @@ fn e9_the_tokio_sleeper_with_the_system_clock_is_refused_while_tokio_time_is_pau
     });
 }
 
+/// A control: refusing a pair is the provided check's work, done before the
+/// first attempt, so this passes before step 6.
+#[test]
+fn e9_an_os_time_sleeper_with_the_tokio_clock_is_refused_while_tokio_time_is_paused() {
+    run_paused(LOOPED, async {
+        let breaker = breaker(TokioClock::new());
+        let sleeper = WaitsOn::new(TimeSource::OPERATING_SYSTEM);
+        let result = fail_sleep_retry(&breaker, &sleeper).await;
+        let message = result.as_ref().map_err(ToString::to_string).unwrap_err();
+        assert!(
+            message.contains("paused") && message.contains("TokioSleeper"),
+            "E9: the refusal says why and what to do: {message}"
+        );
+    });
+}
+
+/// A control: refusing a pair is the provided check's work, done before the
+/// first attempt, so this passes before step 6.
+#[test]
+fn e9_the_tokio_sleeper_with_a_manual_clock_is_refused_with_the_way_out() {
+    run(LOOPED, async {
+        let breaker = breaker(ManualClock::new());
+        let result = fail_sleep_retry(&breaker, &TokioSleeper).await;
+        let message = result.as_ref().map_err(ToString::to_string).unwrap_err();
+        assert!(
+            message.contains("TokioClock") && !message.contains("paused"),
+            "E9: the refusal says what to do, whatever tokio's time does: {message}"
+        );
+    });
+}
+
 #[test]
 fn e9_the_tokio_sleeper_with_the_system_clock_works_while_tokio_time_runs() {
     run(LOOPED, async {
