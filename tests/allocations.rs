@@ -406,7 +406,7 @@ fn ten_thousand_open_probe_close_cycles_leave_nothing_allocated() {
 }
 
 // ---------------------------------------------------------------------------
-// The advanced track's modes (steps 10-12)
+// The advanced track's modes (steps 11-13)
 
 /// Reads `Ok` as a success, `Err(Timeout)` as a failure, and `Err` of
 /// anything else as no verdict.
@@ -501,7 +501,7 @@ fn classified_calls_on_a_window_breaker_with_a_success_threshold_allocate_nothin
     );
 }
 
-/// Step 13 (R3): a lookup of a key that already has its breaker takes the
+/// Step 14 (R3): a lookup of a key that already has its breaker takes the
 /// shared lock and clones an `Arc`, nothing more; only a new key allocates
 /// (its breaker, its copy of the key).
 #[test]

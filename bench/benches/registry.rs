@@ -1,4 +1,4 @@
-//! Steps 13-14: looking up an existing key's breaker in the `Registry`,
+//! Steps 14-15: looking up an existing key's breaker in the `Registry`,
 //! beside the peer ways of doing the same (a plain `RwLock<HashMap>` and
 //! the sharded `dashmap`), on one thread and on two; and what the tower
 //! layer adds over calling a service directly.

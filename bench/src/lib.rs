@@ -60,7 +60,7 @@ pub mod group {
     /// `try_acquire` while HALF-OPEN with the probe out.
     pub const HALF_OPEN_SYNC: &str = "half_open_rejection_sync";
     /// `execute` with a ready, successful task on a CLOSED breaker in window
-    /// mode (step 12), where every success takes the lock to enter the
+    /// mode (step 13), where every success takes the lock to enter the
     /// window. Only ours: the peers' windows are configured differently.
     pub const WINDOW_ASYNC: &str = "window_closed_success_async";
     /// Two threads calling `execute` on one CLOSED breaker; the time is wall

@@ -67,7 +67,7 @@ async fn main() -> ExitCode {
         }
     }
 
-    // Per-route breakers through the tower layer (steps 13-14). Printed
+    // Per-route breakers through the tower layer (steps 14-15). Printed
     // only: the HTML report charts the single-breaker scenarios above.
     if !cancel.is_cancelled() {
         match tokio::spawn(routes::one_route_down(settings, cancel.clone())).await {

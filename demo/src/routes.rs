@@ -1,6 +1,6 @@
 //! A breaker per route, over real HTTP: the payment client as a `tower`
-//! service behind [`kit::BreakerLayer`] (step 14), with the breakers in a
-//! [`kit::Registry`] keyed by route (step 13).
+//! service behind [`kit::BreakerLayer`] (step 15), with the breakers in a
+//! [`kit::Registry`] keyed by route (step 14).
 //!
 //! One breaker around the whole client would let one sick endpoint refuse
 //! calls to the healthy ones. Here `/charges` and `/refunds` each have their

@@ -1,4 +1,4 @@
-//! The lab suite's step 9 counterexample diagrams, checked here because a
+//! The lab suite's step 10 counterexample diagrams, checked here because a
 //! test inside the lab suite would count as one of the student's steps. The
 //! module is the suite's own file, compiled in unchanged.
 
@@ -55,7 +55,7 @@ fn texts(svg: &str) -> Vec<String> {
 
 #[test]
 fn every_numbered_step_is_drawn_and_the_blamed_one_is_red() {
-    let svg = sequence_svg::render("step9_explore::permits", PERMITS);
+    let svg = sequence_svg::render("step10_explore::permits", PERMITS);
     assert_eq!(count(&svg, "line", "step"), 4, "one arrow per step");
     assert_eq!(count(&svg, "text", "what"), 4, "one line of story per step");
     assert_eq!(count(&svg, "rect", "blamed"), 1, "step 4 is blamed");
@@ -68,7 +68,7 @@ fn every_numbered_step_is_drawn_and_the_blamed_one_is_red() {
 
 #[test]
 fn steps_nobody_acts_in_have_no_arrow_and_the_scheduler_is_not_a_step() {
-    let svg = sequence_svg::render("step9_explore::calls", CALLS);
+    let svg = sequence_svg::render("step10_explore::calls", CALLS);
     // Six timed steps; "1ms pass" has no actor; the scheduler's untimed
     // choices are not steps of the story.
     assert_eq!(count(&svg, "text", "what"), 6);

@@ -505,7 +505,7 @@ async fn the_same_trickle_leaves_a_window_breaker_closed() {
     assert_eq!(report.gateway.requests, 18);
 }
 
-/// Steps 13-14 over HTTP: `/charges` DOWN and `/refunds` healthy behind one
+/// Steps 14-15 over HTTP: `/charges` DOWN and `/refunds` healthy behind one
 /// routed client, a breaker per route through the tower layer.
 #[tokio::test]
 async fn a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refused() {

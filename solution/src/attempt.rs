@@ -48,7 +48,7 @@ where
         .await;
 
     if let Some(permit) = permit.0.take() {
-        // BEGIN TODO(10): report the outcome's verdict, not whether it is Ok (K1)
+        // BEGIN TODO(11): report the outcome's verdict, not whether it is Ok (K1)
         permit.report(outcome.verdict());
         // STARTER: if outcome.is_ok() {
         // STARTER:     permit.success();
@@ -68,7 +68,7 @@ pub(crate) trait Outcome {
     /// What the breaker counts (K1).
     fn verdict(&self) -> Verdict;
     /// Whether the task returned `Ok`.
-    #[allow(dead_code, reason = "the starter reports by it until step 10")]
+    #[allow(dead_code, reason = "the starter reports by it until step 11")]
     fn is_ok(&self) -> bool;
     /// What the caller gets back, whatever the verdict (K3).
     fn into_result(self) -> Result<Self::Value, Self::Error>;

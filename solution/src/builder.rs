@@ -94,7 +94,7 @@ impl Builder {
         if self.threshold == 0 {
             return Err(ConfigError::ZeroThreshold);
         }
-        // BEGIN TODO(11): refuse a success threshold of 0 (S2)
+        // BEGIN TODO(12): refuse a success threshold of 0 (S2)
         if self.success_threshold == 0 {
             return Err(ConfigError::ZeroSuccessThreshold);
         }

@@ -174,7 +174,7 @@ impl Circuit {
         }
         // STARTER:
         // END TODO
-        // BEGIN TODO(12): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
+        // BEGIN TODO(13): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
         if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
             // The clock first: a clock that panics must find nothing changed
             // (B12).
@@ -194,7 +194,7 @@ impl Circuit {
         }
         // STARTER:
         // END TODO
-        // BEGIN TODO(11): a good probe short of the success threshold lets the next probe in instead of closing (S1)
+        // BEGIN TODO(12): a good probe short of the success threshold lets the next probe in instead of closing (S1)
         // The good probe that reaches k is not counted here: it closes the
         // circuit below, after reading the clock, so a clock that panics on
         // it leaves the count as it was (B12).
@@ -233,7 +233,7 @@ impl Circuit {
         }
         // STARTER:
         // END TODO
-        // BEGIN TODO(12): in window mode, a failure in CLOSED enters the window, and the window decides (W1)
+        // BEGIN TODO(13): in window mode, a failure in CLOSED enters the window, and the window decides (W1)
         if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
             let now = clock.now();
             window.record(true);
@@ -330,11 +330,11 @@ impl Circuit {
             generation: self.generation,
         });
         // END TODO
-        // BEGIN TODO(11): a new state starts counting good probes from 0 (S2)
+        // BEGIN TODO(12): a new state starts counting good probes from 0 (S2)
         self.probes_passed = 0;
         // STARTER:
         // END TODO
-        // BEGIN TODO(12): the window starts empty whenever the circuit closes (W2)
+        // BEGIN TODO(13): the window starts empty whenever the circuit closes (W2)
         if let (Mode::Closed { .. }, Some(window)) = (mode, self.window.as_mut()) {
             window.clear();
         }

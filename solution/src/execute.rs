@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use crate::attempt::{self, Classified, Outcome};
 use crate::breaker::RetryBreaker;
 use crate::clock::Clock;
-use crate::error::{ExecuteError, GaveUp};
+use crate::error::{ExecuteError, GaveUp, Rejected};
 use crate::sleeper::Sleeper;
 use crate::time_source;
 use crate::verdict::Verdict;
@@ -229,6 +229,7 @@ impl<C: Clock> RetryBreaker<C> {
         Backoff: Fn(u32) -> Duration,
         S: Sleeper,
     {
+        // BEGIN TODO(7): refuse a clock and a sleeper that cannot agree, before anything else (E9)
         // A sleeper that does not move the breaker's clock would leave every
         // cooldown running forever: refuse the pair on the first call.
         let (clock, slept) = (self.clock().time_source(), sleeper.time_source());
@@ -239,9 +240,12 @@ impl<C: Clock> RetryBreaker<C> {
                 advice,
             });
         }
-        // Cancellation (TODO(7): E2 before each attempt, E7 during each
-        // backoff sleep) belongs in this loop too; leave it for step 7.
-        // BEGIN TODO(6): the retry loop (E1, E3-E6, E10)
+        // STARTER:
+        // END TODO
+        // Refusals (TODO(7): E3, E10) and cancellation (TODO(8): E2 before
+        // each attempt, E7 during each backoff sleep) belong in this loop
+        // too; leave them for steps 7 and 8.
+        // BEGIN TODO(6): the retry loop and its budget (E1, E4-E6)
         if attempts == 0 {
             return Err(ExecuteError::NoAttempts);
         }
@@ -253,13 +257,7 @@ impl<C: Clock> RetryBreaker<C> {
             stop_if_cancelled(cancel, attempt - 1, &mut previous)?;
             let permit = match self.try_acquire() {
                 Ok(permit) => permit,
-                Err(rejection) => {
-                    return Err(ExecuteError::Rejected {
-                        attempt,
-                        rejection,
-                        source: previous,
-                    });
-                }
+                Err(rejection) => return Err(refused(attempt, rejection, previous)),
             };
             let error = match attempt::run(permit, &mut task).await {
                 Ok(value) => return Ok(value),
@@ -281,6 +279,21 @@ impl<C: Clock> RetryBreaker<C> {
 }
 
 // BEGIN WITH TODO(6): the loop's helpers are one design of it; a student designs their own
+/// The end of a call whose attempt `attempt` the breaker refused: at once,
+/// with no sleep and no further attempt (E3), and carrying the error of the
+/// attempt before it, if one ran, so the caller learns the real cause (E10).
+fn refused<E>(attempt: u32, rejection: Rejected, previous: Option<E>) -> ExecuteError<E> {
+    // BEGIN TODO(7): a refusal ends the call, carrying the failure before it (E3, E10)
+    ExecuteError::Rejected {
+        attempt,
+        rejection,
+        source: previous,
+    }
+    // STARTER: let _ = (attempt, rejection, previous);
+    // STARTER: todo!("TODO(7): a refusal ends the call, carrying the failure before it (E3, E10); see LAB.md, step 7")
+    // END TODO
+}
+
 /// Ends the call if the token was cancelled before the next attempt (E2),
 /// with the error of the attempt before it (`previous`), if one ran.
 fn stop_if_cancelled<E>(
@@ -288,7 +301,7 @@ fn stop_if_cancelled<E>(
     attempts_made: u32,
     previous: &mut Option<E>,
 ) -> Result<(), ExecuteError<E>> {
-    // BEGIN TODO(7): a cancelled token ends the call before the next attempt (E2)
+    // BEGIN TODO(8): a cancelled token ends the call before the next attempt (E2)
     if cancel.is_cancelled() {
         return Err(cancelled(attempts_made, previous));
     }
@@ -319,7 +332,7 @@ async fn pause<S, E>(
 where
     S: Sleeper,
 {
-    // BEGIN TODO(7): stop sleeping as soon as the token is cancelled (E7)
+    // BEGIN TODO(8): stop sleeping as soon as the token is cancelled (E7)
     // A call cancelled already does not even ask the sleeper.
     stop_if_cancelled(cancel, attempts_made, previous)?;
     cancel

@@ -259,7 +259,7 @@ where
     fn call(&mut self, request: Req) -> Self::Future {
         let layer = &self.layer;
         let inner = self.inner.clone();
-        // BEGIN TODO(14): run the request through the policy on its key's breaker from the registry; retry only while the request has a copy to send (M1, M2)
+        // BEGIN TODO(15): run the request through the policy on its key's breaker from the registry; retry only while the request has a copy to send (M1, M2)
         let breaker = layer.registry.breaker(&(layer.key)(&request));
         let copies = Copies::new(request, Arc::clone(&layer.clone_request));
         let more = Arc::clone(&copies);
@@ -359,7 +359,7 @@ impl<Req> Copies<Req> {
             .unwrap_or_else(PoisonError::into_inner)
             .next
             .take()
-            .expect("M2: a retry was made with no request left to send: retry only while `Copies::another` says there is one (TODO(14))")
+            .expect("M2: a retry was made with no request left to send: retry only while `Copies::another` says there is one (TODO(15))")
     }
 
     /// The call's result, with the reason the layer stopped retrying when it

@@ -103,7 +103,7 @@ impl<'a, C: Clock> Permit<'a, C> {
     )]
     #[inline]
     pub fn report(self, verdict: Verdict) -> Option<Recorded> {
-        // BEGIN TODO(10): a success or a failure is reported as such; an ignored attempt records nothing and gives a probe slot back (K1)
+        // BEGIN TODO(11): a success or a failure is reported as such; an ignored attempt records nothing and gives a probe slot back (K1)
         match verdict {
             Verdict::Success => Some(self.success()),
             Verdict::Failure => Some(self.failure()),

@@ -145,7 +145,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        // BEGIN TODO(13): find an existing breaker under the shared lock; create a missing one so that two callers can never both insert (R1, R3)
+        // BEGIN TODO(14): find an existing breaker under the shared lock; create a missing one so that two callers can never both insert (R1, R3)
         if let Some(breaker) = self.get(key) {
             return breaker;
         }
@@ -221,7 +221,7 @@ where
     where
         K: Clone + Ord,
     {
-        // BEGIN TODO(13): list every key with its breaker's state, sorted by key (R3)
+        // BEGIN TODO(14): list every key with its breaker's state, sorted by key (R3)
         let map = self.read();
         let mut listing: Vec<(K, State)> =
             map.iter().map(|(k, b)| (k.clone(), b.state())).collect();

@@ -48,7 +48,7 @@ impl WindowConfig {
 
     /// Checks that the window can work (W3).
     pub(crate) fn check(&self) -> Result<(), ConfigError> {
-        // BEGIN TODO(12): refuse N = 0, m = 0, m > N, and r outside (0, 1] or NaN (W3)
+        // BEGIN TODO(13): refuse N = 0, m = 0, m > N, and r outside (0, 1] or NaN (W3)
         if self.size == 0 {
             return Err(ConfigError::EmptyWindow);
         }
@@ -109,7 +109,7 @@ impl Window {
     /// Adds one verdict, pushing out the oldest when the window is full:
     /// O(1), and no allocation (W3).
     pub(crate) fn record(&mut self, failed: bool) {
-        // BEGIN TODO(12): put the verdict in the ring, evicting the oldest once full; keep len and failures right (W1, W3)
+        // BEGIN TODO(13): put the verdict in the ring, evicting the oldest once full; keep len and failures right (W1, W3)
         if self.len == self.config.size {
             if self.slots[self.next] {
                 self.failures -= 1;
@@ -128,7 +128,7 @@ impl Window {
 
     /// Whether the window says the circuit should open (W1).
     pub(crate) fn trips(&self) -> bool {
-        // BEGIN TODO(12): at least `minimum` verdicts, and a failure share of at least `failure_rate` (W1)
+        // BEGIN TODO(13): at least `minimum` verdicts, and a failure share of at least `failure_rate` (W1)
         // Dividing (rather than multiplying the rate by the length) compares
         // the share exactly as the user wrote it: 7 / 25 is the same double
         // as 0.28, while 0.28 * 25 is a little more than 7.

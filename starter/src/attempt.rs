@@ -50,7 +50,7 @@ where
         .await;
 
     if let Some(permit) = permit.0.take() {
-        // TODO(10): report the outcome's verdict, not whether it is Ok (K1)
+        // TODO(11): report the outcome's verdict, not whether it is Ok (K1)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         if outcome.is_ok() {
             permit.success();
@@ -69,7 +69,7 @@ pub(crate) trait Outcome {
     /// What the breaker counts (K1).
     fn verdict(&self) -> Verdict;
     /// Whether the task returned `Ok`.
-    #[allow(dead_code, reason = "the starter reports by it until step 10")]
+    #[allow(dead_code, reason = "the starter reports by it until step 11")]
     fn is_ok(&self) -> bool;
     /// What the caller gets back, whatever the verdict (K3).
     fn into_result(self) -> Result<Self::Value, Self::Error>;

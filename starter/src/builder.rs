@@ -96,7 +96,7 @@ impl Builder {
         if self.threshold == 0 {
             return Err(ConfigError::ZeroThreshold);
         }
-        // TODO(11): refuse a success threshold of 0 (S2)
+        // TODO(12): refuse a success threshold of 0 (S2)
         // (Skipped for now, so the earlier steps keep working.)
         let window = match self.window {
             Some(config) => {

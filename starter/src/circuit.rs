@@ -6,12 +6,12 @@
 //! method runs inside the breaker's short critical section, so none of them
 //! may block or call anything slow.
 //!
-//! This file is yours to design (steps 1-4, and 11-12 if you take the
+//! This file is yours to design (steps 1-4, and 12-13 if you take the
 //! advanced track). The breaker calls the methods below, with the
 //! signatures below; everything else is your choice: how the circuit
 //! remembers which state it is in, what it counts, when its cooldown ends,
 //! which generation it is in, and which helpers you write. `Deadline`
-//! (`deadline.rs`) and `Window` (`window.rs`, step 12) are there if you want
+//! (`deadline.rs`) and `Window` (`window.rs`, step 13) are there if you want
 //! them. LAB.md gives the rules, one step at a time; grow the design with
 //! them rather than writing it all at once.
 
@@ -62,27 +62,27 @@ impl Circuit {
     /// count (W1). The defaults, 1 and `None`, are the core lab, which can
     /// ignore them.
     pub(crate) fn with_modes(self, success_threshold: u32, window: Option<Window>) -> Self {
-        // TODO(11): keep `success_threshold` (S1)
-        // TODO(12): keep the window (W1)
+        // TODO(12): keep `success_threshold` (S1)
+        // TODO(13): keep the window (W1)
         self
     }
 
     /// Good probes a HALF-OPEN circuit needs before it closes (S1).
     pub(crate) fn success_threshold(&self) -> u32 {
-        // TODO(11): the setting `with_modes` was given (S1)
+        // TODO(12): the setting `with_modes` was given (S1)
         1
     }
 
     /// The window's settings, in window mode (W1).
     pub(crate) fn window_config(&self) -> Option<WindowConfig> {
-        // TODO(12): the window's settings, if it has one (W1)
+        // TODO(13): the window's settings, if it has one (W1)
         None
     }
 
     /// Whether a success in CLOSED can change anything even with no failure
     /// counted: in window mode it takes a place in the window (W1).
     pub(crate) fn counts_successes(&self) -> bool {
-        // TODO(12): true in window mode (W1)
+        // TODO(13): true in window mode (W1)
         false
     }
 

@@ -261,7 +261,7 @@ where
     fn call(&mut self, request: Req) -> Self::Future {
         let layer = &self.layer;
         let inner = self.inner.clone();
-        // TODO(14): run the request through the policy on its key's breaker from the registry; retry only while the request has a copy to send (M1, M2)
+        // TODO(15): run the request through the policy on its key's breaker from the registry; retry only while the request has a copy to send (M1, M2)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         // For now the request goes straight to the inner service, once.
         let mut inner = inner;
@@ -343,7 +343,7 @@ impl<Req> Copies<Req> {
             .unwrap_or_else(PoisonError::into_inner)
             .next
             .take()
-            .expect("M2: a retry was made with no request left to send: retry only while `Copies::another` says there is one (TODO(14))")
+            .expect("M2: a retry was made with no request left to send: retry only while `Copies::another` says there is one (TODO(15))")
     }
 
     /// The call's result, with the reason the layer stopped retrying when it

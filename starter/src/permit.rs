@@ -105,7 +105,7 @@ impl<'a, C: Clock> Permit<'a, C> {
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub fn report(self, verdict: Verdict) -> Option<Recorded> {
-        // TODO(10): a success or a failure is reported as such; an ignored attempt records nothing and gives a probe slot back (K1)
+        // TODO(11): a success or a failure is reported as such; an ignored attempt records nothing and gives a probe slot back (K1)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         match verdict {
             Verdict::Success => Some(self.success()),

@@ -147,7 +147,7 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        // TODO(13): find an existing breaker under the shared lock; create a missing one so that two callers can never both insert (R1, R3)
+        // TODO(14): find an existing breaker under the shared lock; create a missing one so that two callers can never both insert (R1, R3)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         Arc::new(self.fresh(&key.to_owned()))
     }
@@ -217,7 +217,7 @@ where
     where
         K: Clone + Ord,
     {
-        // TODO(13): list every key with its breaker's state, sorted by key (R3)
+        // TODO(14): list every key with its breaker's state, sorted by key (R3)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         Vec::new()
     }

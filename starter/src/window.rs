@@ -50,7 +50,7 @@ impl WindowConfig {
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub(crate) fn check(&self) -> Result<(), ConfigError> {
-        // TODO(12): refuse N = 0, m = 0, m > N, and r outside (0, 1] or NaN (W3)
+        // TODO(13): refuse N = 0, m = 0, m > N, and r outside (0, 1] or NaN (W3)
         // (Skipped for now, so the earlier steps keep working.)
         Ok(())
     }
@@ -96,7 +96,7 @@ impl Window {
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub(crate) fn record(&mut self, failed: bool) {
-        // TODO(12): put the verdict in the ring, evicting the oldest once full; keep len and failures right (W1, W3)
+        // TODO(13): put the verdict in the ring, evicting the oldest once full; keep len and failures right (W1, W3)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         let _ = failed;
     }
@@ -105,7 +105,7 @@ impl Window {
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub(crate) fn trips(&self) -> bool {
-        // TODO(12): at least `minimum` verdicts, and a failure share of at least `failure_rate` (W1)
+        // TODO(13): at least `minimum` verdicts, and a failure share of at least `failure_rate` (W1)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         false
     }

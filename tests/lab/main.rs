@@ -9,18 +9,19 @@
 
 mod support;
 
-mod step10_classify;
-mod step11_probes;
-mod step12_window;
-mod step13_registry;
-mod step14_layer;
+mod step10_explore;
+mod step11_classify;
+mod step12_probes;
+mod step13_window;
+mod step14_registry;
+mod step15_layer;
 mod step1_closed;
 mod step2_open_and_half_open;
 mod step3_generations;
 mod step4_panics_and_drops;
 mod step5_backoff;
 mod step6_retry;
-mod step7_cancellation;
-mod step8_worked_example;
-mod step9_explore;
+mod step7_refusals;
+mod step8_cancellation;
+mod step9_worked_example;
 mod toolkit;

@@ -1,5 +1,5 @@
-//! Step 6, the retry loop: `execute` (TODO(6); rules E1, E3-E6, E8, E9, B7,
-//! B8).
+//! Step 6, the retry loop and its budget: `execute` (TODO(6); rules E1,
+//! E4-E6, E8, E9, B7, B8). Its refusals are step 7's.
 
 use std::future::{Future, pending};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -15,8 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::{Ending, Fault, Lab, Script, linear, ms, poll_once, retryable, run};
 
-const LOOPED: &str =
-    "the retry loop did not stop (after the last attempt, or after a rejection?): TODO(6)";
+const LOOPED: &str = "the retry loop did not stop after the last attempt: TODO(6)";
 
 #[test]
 fn e1_an_attempt_budget_of_zero_is_an_error_and_never_calls_the_task() {
@@ -287,48 +286,33 @@ fn e6_a_single_attempt_budget_never_sleeps() {
     });
 }
 
-/// A call of `attempts` on a threshold-2 breaker (cooldown 100 ms) whose
-/// attempts time out, then fail with `second`: the two failures open the
-/// circuit under the call. Returns the lab, the script and the call's error.
-async fn opened_under_the_call(attempts: u32, second: Fault) -> (Lab, Script, ExecuteError<Fault>) {
-    let lab = Lab::new(2, ms(100));
-    let script = Script::new([Err(Fault::Timeout), Err(second)]);
-    let result = lab.call(attempts, &script).run().await;
-    (lab, script, result.unwrap_err())
-}
-
 #[test]
 fn e4_every_attempt_is_reported_so_retries_can_open_the_circuit() {
     run(LOOPED, async {
-        let (lab, script, error) = opened_under_the_call(5, Fault::Timeout).await;
+        // Threshold 2 and a budget of 2: the call's own retry is the
+        // failure that opens the circuit.
+        let lab = Lab::new(2, ms(100));
+        let script = Script::new([Err(Fault::Timeout), Err(Fault::Unavailable)]);
+        let error = lab.call(2, &script).run().await.unwrap_err();
         assert_eq!(
-            error.ending(),
-            "Rejected",
-            "TODO(6): the two failed attempts opened the circuit, so the call ends refused (E4, E3): {error:?}"
+            (error.ending(), error.attempt(), error.reason()),
+            ("Task", Some(2), Some(GaveUp::NoAttemptsLeft)),
+            "TODO(6): the budget of 2 ends the call with attempt 2's error (E5); got {error:?}"
         );
         assert_eq!(
-            error.attempt(),
-            Some(3),
-            "TODO(6): attempt 3 is the one refused (E4, E3): {error:?}"
-        );
-        assert!(
-            matches!(error.rejection(), Some(Rejected::Open { .. })),
-            "TODO(6): attempt 3 is refused because the circuit is open (E4): {error:?}"
-        );
-        assert_eq!(
-            script.calls(),
-            2,
-            "the refused attempt never reached the task"
+            error.cause(),
+            Some(&Fault::Unavailable),
+            "TODO(6): the call returns the last attempt's error (E5); got {error:?}"
         );
         assert_eq!(
             lab.sleeper.delays(),
-            [ms(10), ms(20)],
-            "TODO(6): the backoff sleeps asked for must be exactly [ms(10), ms(20)]"
+            [ms(10)],
+            "TODO(6): one backoff sleep, between the two attempts (E6)"
         );
         assert_eq!(
             lab.breaker.state(),
-            State::Open { remaining: ms(80) },
-            "TODO(6): the breaker must now be `State::Open {{remaining: ms(80)}}`"
+            State::Open { remaining: ms(100) },
+            "TODO(6): both attempts were reported, so the retry opened the circuit (E4)"
         );
     });
 }
@@ -344,92 +328,6 @@ fn e4_a_success_after_retries_resets_the_count() {
             State::Closed { failures: 0 },
             "TODO(6): the breaker must now be `State::Closed {{failures: 0}}`"
         );
-    });
-}
-
-#[test]
-fn e3_a_rejection_ends_the_call_at_once_without_task_sleep_or_spin() {
-    run(LOOPED, async {
-        let lab = Lab::new(1, ms(10));
-        lab.trip();
-        lab.advance(ms(4));
-        let script = Script::new([]);
-        let result = lab.call(5, &script).run().await;
-        let error = result.unwrap_err();
-        assert_eq!(
-            error.ending(),
-            "Rejected",
-            "TODO(6): an open circuit refuses the call (E3); got {error:?}"
-        );
-        assert_eq!(
-            error.attempt(),
-            Some(1),
-            "TODO(6): the first attempt is the one refused (E3); got {error:?}"
-        );
-        assert_eq!(
-            error.rejection(),
-            Some(Rejected::Open { remaining: ms(6) }),
-            "TODO(6): the refusal is the breaker's own, with 6 ms of cooldown left (E3); got {error:?}"
-        );
-        assert_eq!(
-            error.cause(),
-            None,
-            "TODO(6): a refusal of the first attempt carries no task error (E10); got {error:?}"
-        );
-        assert!(error.to_string().contains("refused"), "{error}");
-        assert_eq!(
-            script.calls(),
-            0,
-            "B3: a rejected attempt never reaches the task"
-        );
-        assert!(
-            lab.sleeper.delays().is_empty(),
-            "E3: no sleep after a rejection"
-        );
-        assert_eq!(
-            lab.breaker.state(),
-            State::Open { remaining: ms(6) },
-            "TODO(6): the breaker must now be `State::Open {{remaining: ms(6)}}`"
-        );
-    });
-}
-
-#[test]
-fn e3_a_call_refused_because_a_probe_is_out_says_so() {
-    run(LOOPED, async {
-        let lab = Lab::cooled(1, ms(10));
-        let probe = lab.probe();
-        let script = Script::new([]);
-        let result = lab.call(3, &script).run().await;
-        assert_eq!(
-            result.ending(),
-            "Rejected",
-            "TODO(6): a half-open circuit with its probe out refuses the call (E3); got {result:?}"
-        );
-        assert_eq!(
-            result.attempt(),
-            Some(1),
-            "TODO(6): the first attempt is the one refused (E3); got {result:?}"
-        );
-        assert_eq!(
-            result.rejection(),
-            Some(Rejected::ProbeInFlight),
-            "TODO(6): the refusal says a probe is in flight (E3); got {result:?}"
-        );
-        assert_eq!(
-            result.cause(),
-            None,
-            "TODO(6): a refusal of the first attempt carries no task error (E10); got {result:?}"
-        );
-        script.assert_calls(0, "TODO(6)");
-        assert_eq!(
-            lab.breaker.state(),
-            State::HalfOpen {
-                probe_in_flight: true
-            },
-            "E3: a refusal is not a failure; only the probe's outcome decides"
-        );
-        probe.success();
     });
 }
 
@@ -736,84 +634,6 @@ fn e5_execute_works_on_a_shared_breaker_from_a_spawned_task() {
     });
 }
 
-// --- The real cause of a refusal (E10) ---
-
-#[test]
-fn e10_a_refusal_after_a_failed_attempt_carries_that_attempts_error() {
-    run(LOOPED, async {
-        // Threshold 2: attempt 2's failure opens the circuit, so attempt 3
-        // is refused. The caller must still learn why.
-        let (_lab, _, error) = opened_under_the_call(3, Fault::Unavailable).await;
-        assert_eq!(
-            error.ending(),
-            "Rejected",
-            "TODO(6): attempt 2's failure opened the circuit, so the call ends refused (E3, E4); \
-             got {error:?}"
-        );
-        assert_eq!(
-            error.attempt(),
-            Some(3),
-            "TODO(6): attempt 2's failure opened the circuit, so attempt 3 is refused (E3, E4); \
-             got {error:?}"
-        );
-        assert!(
-            matches!(error.rejection(), Some(Rejected::Open { .. })),
-            "TODO(6): attempt 3 is refused because the circuit is open (E3); got {error:?}"
-        );
-        assert_eq!(
-            error.cause(),
-            Some(&Fault::Unavailable),
-            "TODO(6): a refusal after a failed attempt carries the error of the attempt just \
-             before it (the last, not the first), as its source (E10); got {error:?}"
-        );
-        let cause = std::error::Error::source(&error).expect("E10: the refusal has a source");
-        assert_eq!(
-            cause.to_string(),
-            "unavailable",
-            "TODO(6): expected `cause.to_string()` to equal `\"unavailable\"`"
-        );
-        assert_eq!(
-            error.task_error(),
-            Some(&Fault::Unavailable),
-            "TODO(6): expected `error.task_error()` to equal `Some(&Fault::Unavailable)`"
-        );
-    });
-}
-
-#[test]
-fn e10_a_refusal_of_a_retry_while_the_cooldown_runs_carries_the_failure_that_opened_it() {
-    run(LOOPED, async {
-        // Threshold 1, cooldown longer than the backoff: attempt 2 asks
-        // while the circuit is still open.
-        let lab = Lab::new(1, ms(100));
-        let script = Script::new([Err(Fault::Timeout)]);
-        let result = lab.call(5, &script).run().await;
-        let error = result.unwrap_err();
-        assert_eq!(
-            error.attempt(),
-            Some(2),
-            "TODO(6): the retry asks while the circuit is still open, and is refused: no \
-             attempt is made past a refusal (E3); got {error:?}"
-        );
-        assert_eq!(
-            error.rejection(),
-            Some(Rejected::Open { remaining: ms(90) }),
-            "TODO(6): the refusal is the open circuit's, with 90 ms of its cooldown left (E3); \
-             got {error:?}"
-        );
-        assert_eq!(
-            error.cause(),
-            Some(&Fault::Timeout),
-            "TODO(6): the refusal carries the failure that opened the circuit (E10); got {error:?}"
-        );
-        assert_eq!(
-            lab.sleeper.delays(),
-            [ms(10)],
-            "E3: no sleep after the refusal"
-        );
-    });
-}
-
 // --- Whose panic is it? (B7, B11) ---
 
 #[test]
@@ -983,7 +803,7 @@ fn b11_a_task_panic_and_a_hook_panic_together_the_task_panic_wins() {
 #[test]
 fn e5_a_failure_that_ends_the_call_is_returned_even_if_the_token_was_cancelled_during_it() {
     // Cancellation stops what has not started; the attempt that ran is the
-    // answer (E5, E7). The other cases are step 7's.
+    // answer (E5, E7). The other cases are step 8's.
     for (budget, fault) in [(1, Fault::Timeout), (3, Fault::Declined)] {
         run(LOOPED, async move {
             let lab = Lab::new(5, ms(10));

@@ -1,6 +1,6 @@
 //! The tuning task's simulation (`sim.rs`, which `just tune` runs too),
 //! tested on the crate under test: the reference solution in the kit's
-//! `just test-solution`, YOUR crate otherwise (so these need steps 1-7).
+//! `just test-solution`, YOUR crate otherwise (so these need steps 1-8).
 //!
 //! The `graded` tests are ignored by a plain run: each asks whether the
 //! settings in `tuning.toml` reach one level of the score on the student's

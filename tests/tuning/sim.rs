@@ -317,7 +317,7 @@ impl fmt::Display for Unfinished {
                 let message = message.trim_start_matches("not yet implemented: ");
                 write!(
                     f,
-                    "your crate is not done yet: {message}\nThe tuning task runs on steps 1-7: finish them first (`just test` shows what is left)."
+                    "your crate is not done yet: {message}\nThe tuning task runs on steps 1-8: finish them first (`just test` shows what is left)."
                 )
             }
             Unfinished::Refused(why) => write!(f, "the breaker refused these settings: {why}"),

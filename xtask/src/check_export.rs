@@ -1000,10 +1000,10 @@ mod tests {
 
     #[test]
     fn a_scoreboard_gives_each_step_its_number_of_tests() {
-        let progress = "  step 1  closed              0/15  <- next\n  step 14 layer               0/8\n  provided parts              9/9\nStart here: step 1 (closed).\n";
-        assert_eq!(step_counts(progress), [(1, 15), (14, 8)]);
-        let grade = "  step 9  explore             0/0  tests       0 / 1\n";
-        assert_eq!(step_counts(grade), [(9, 0)]);
+        let progress = "  step 1  closed              0/15  <- next\n  step 15 layer               0/8\n  provided parts              9/9\nStart here: step 1 (closed).\n";
+        assert_eq!(step_counts(progress), [(1, 15), (15, 8)]);
+        let grade = "  step 10 explore             0/0  tests       0 / 1\n";
+        assert_eq!(step_counts(grade), [(10, 0)]);
         let ran = Ran {
             what: "just grade".to_owned(),
             code: Some(0),

@@ -678,7 +678,7 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
             )
         );
         assert!(
-            misdiagnosed(Some("step8_w::worked_example"), &b2)
+            misdiagnosed(Some("step9_w::worked_example"), &b2)
                 .unwrap()
                 .ends_with("which checks no rule by name")
         );

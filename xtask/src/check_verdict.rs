@@ -2,7 +2,7 @@
 //! the code alone (E9). A student crate with one wrong step-7 answer is
 //! judged again and again, through `just`'s environment and through a plain
 //! `cargo test` from a shell that sets `RUST_BACKTRACE`: every run must fail
-//! the same tests, step 7 among them, and no run may change a file of the
+//! the same tests, step 8 among them, and no run may change a file of the
 //! workspace.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,8 +77,8 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
         for test in failed {
             println!("  {test}");
         }
-        if !failed.iter().any(|test| test.starts_with("step7_")) {
-            problems.push("no step 7 test caught the wrong step-7 answer".to_owned());
+        if !failed.iter().any(|test| test.starts_with("step8_")) {
+            problems.push("no step 8 test caught the wrong step-8 answer".to_owned());
         }
     }
     let changed: Vec<&String> = after

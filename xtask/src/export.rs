@@ -15,7 +15,7 @@
 //! What goes out is derived from the kit rather than listed here, so a new
 //! step cannot silently break the student edition: the features (the
 //! `starter` feature keeps every starter feature it turns on, such as
-//! `tower` for step 14), the tools (the modules `student/xtask/src/main.rs`
+//! `tower` for step 15), the tools (the modules `student/xtask/src/main.rs`
 //! declares), the demo (each target's module tree, without the items gated
 //! off and the binaries that need the solution), the pictures (those the
 //! handouts show) and LAB.md's headings (none left empty). `just
@@ -757,7 +757,7 @@ fn toml_strings(list: &str) -> Result<Vec<String>, String> {
 /// - a feature that turns on the solution does not exist there (`off`);
 /// - a feature that turns on the starter is always on (`on`), so it joins
 ///   `default`, and keeps everything else it turns on, such as the
-///   starter's own features (`retry-breaker-starter/tower` for step 14): a
+///   starter's own features (`retry-breaker-starter/tower` for step 15): a
 ///   step that needs another starter feature only has to add it in the kit;
 /// - the other features stay, without what refers to the solution.
 fn student_features(kit: &[(String, Vec<String>)]) -> (Vec<(String, Vec<String>)>, Gate) {
@@ -1204,13 +1204,13 @@ mod tests {
 
     #[test]
     fn the_starter_feature_keeps_the_starter_features_it_turns_on() {
-        // Step 14 needs `tower`; a later step's feature must come along too,
+        // Step 15 needs `tower`; a later step's feature must come along too,
         // without export.rs knowing its name.
-        let kit = "[features]\ndefault = [\"starter\"]\n# The suite covers the advanced steps.\nstarter = [\"dep:retry-breaker-starter\", \"retry-breaker-starter/tower\", \"retry-breaker-starter/step15\"]\nsolution = [\"dep:retry-breaker-solution\", \"retry-breaker-solution/tower\"]\nextra = [\"solution\", \"retry-breaker-starter/tower\"]\n\n[dependencies]\nretry-breaker-starter = { path = \"starter\", optional = true }\n";
+        let kit = "[features]\ndefault = [\"starter\"]\n# The suite covers the advanced steps.\nstarter = [\"dep:retry-breaker-starter\", \"retry-breaker-starter/tower\", \"retry-breaker-starter/step16\"]\nsolution = [\"dep:retry-breaker-solution\", \"retry-breaker-solution/tower\"]\nextra = [\"solution\", \"retry-breaker-starter/tower\"]\n\n[dependencies]\nretry-breaker-starter = { path = \"starter\", optional = true }\n";
         let out = manifest(kit, Member::Root, |_| true).unwrap();
         assert!(
             out.text.contains(
-                "default = [\"starter\"]\nstarter = [\"retry-breaker-starter/tower\", \"retry-breaker-starter/step15\"]\nextra = [\"retry-breaker-starter/tower\"]\n"
+                "default = [\"starter\"]\nstarter = [\"retry-breaker-starter/tower\", \"retry-breaker-starter/step16\"]\nextra = [\"retry-breaker-starter/tower\"]\n"
             ),
             "{}",
             out.text

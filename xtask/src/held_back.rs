@@ -88,7 +88,7 @@ mod tests {
     #[test]
     fn a_module_name_gives_its_step() {
         assert_eq!(module_step("step3_held_back"), Some(3));
-        assert_eq!(module_step("step12_more_seeds"), Some(12));
+        assert_eq!(module_step("step13_more_seeds"), Some(13));
         assert_eq!(module_step("step3"), None);
         assert_eq!(module_step("stepx_held_back"), None);
         assert_eq!(module_step("step3_Held-Back"), None);

@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn each_hint_section_is_one_hint() {
-        let text = "# Hints for step 9\n\n## Hint 1\nfirst\n\n## Hint 2\nsecond,\nin two lines\n";
+        let text = "# Hints for step 10\n\n## Hint 1\nfirst\n\n## Hint 2\nsecond,\nin two lines\n";
         assert_eq!(sections(text), ["first", "second,\nin two lines"]);
         assert!(sections("# nothing here\n").is_empty());
     }

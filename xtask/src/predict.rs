@@ -36,7 +36,7 @@ pub(crate) const FILE: &str = "predictions.toml";
 pub(crate) const PRISTINE_FILE: &str = "grading/starter-fingerprints.toml";
 
 const USAGE: &str = "usage: just predict STEP [--answer ANSWER] [--student ID] [--again]
-  asks step STEP's question (steps 1-7), before you write the step's code, and records your
+  asks step STEP's question (steps 1-8), before you write the step's code, and records your
   answer in predictions.toml; without --answer it reads the answer from the terminal";
 
 const HEADER: &str = "# Your predictions, one per step, written by `just predict STEP`: commit this
@@ -561,7 +561,7 @@ pub(crate) fn score(
             problem,
             points: share,
             again: record.again,
-            // Unrounded, so that seven right shares sum to the whole bonus.
+            // Unrounded, so that eight right shares sum to the whole bonus.
             score: if right && in_time { share } else { 0.0 },
         });
     }
@@ -692,9 +692,9 @@ mod tests {
         assert_ne!(fingerprint_of(&files(shared), 5), empty);
         assert_ne!(fingerprint_of(&files(shared), 6), empty);
         // A step whose code goes into another's stand-in shares its region.
-        let inside = "        // Cancellation (TODO(7): before each attempt) goes in this loop too.\n        // TODO(6): the retry loop\n        todo!(\"TODO(6): the retry loop\")\n    }\n";
+        let inside = "        // Cancellation (TODO(8): before each attempt) goes in this loop too.\n        // TODO(6): the retry loop\n        todo!(\"TODO(6): the retry loop\")\n    }\n";
         let written = inside.replace("todo!(\"TODO(6): the retry loop\")", "loop {}");
-        for step in [6, 7] {
+        for step in [6, 8] {
             assert_ne!(fingerprint_of(&files(inside), step), empty, "step {step}");
             assert_ne!(
                 fingerprint_of(&files(inside), step),
@@ -702,9 +702,9 @@ mod tests {
                 "step {step}"
             );
         }
-        // TODO(1) is not TODO(12).
+        // TODO(1) is not TODO(13).
         let twelve = files(&format!(
-            "{STARTER_FILE}// TODO(12): the window\n// (Skipped for now, so the earlier steps keep working.)\n"
+            "{STARTER_FILE}// TODO(13): the window\n// (Skipped for now, so the earlier steps keep working.)\n"
         ));
         assert_eq!(fingerprint_of(&twelve, 1), one);
     }
@@ -814,9 +814,9 @@ mod tests {
                 ..record(6, "ada", &truth(6), "p6")
             },
         );
-        let scored = score(Some(&render(&records)), &pristine, 7.0).unwrap();
+        let scored = score(Some(&render(&records)), &pristine, 8.0).unwrap();
         let scores: Vec<f64> = scored.iter().map(|s| s.score).collect();
-        assert_eq!(scores, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(scores, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
         assert!(scored[2].right && !scored[2].in_time);
         assert!(!scored[1].right && scored[1].in_time);
         assert!(scored[4].problem.as_deref().unwrap().contains("not ada's"));
@@ -829,8 +829,8 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
-        assert_eq!(score(None, &pristine, 3.5).unwrap()[0].points, 0.5);
-        // Seven right shares of 5 make 5, not 7 × 0.71.
+        assert_eq!(score(None, &pristine, 4.0).unwrap()[0].points, 0.5);
+        // Eight right shares of 5 make 5, not 8 × 0.63.
         let all: BTreeMap<u32, Record> = STEPS
             .iter()
             .map(|&step| (step, record(step, "ada", &truth(step), &format!("p{step}"))))

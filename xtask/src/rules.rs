@@ -107,15 +107,18 @@ mod tests {
             ["B5", "B7"]
         );
         assert_eq!(
-            ids(&of_test("step12_w::k1_s1_s2_w1_w2_permits_in_every_mode")),
+            ids(&of_test("step13_w::k1_s1_s2_w1_w2_permits_in_every_mode")),
             ["K1", "S1", "S2", "W1", "W2"]
         );
-        assert_eq!(ids(&of_test("step9_e::e1_to_e3_calls")), ["E1", "E2", "E3"]);
         assert_eq!(
-            ids(&of_test("step9_e::stress::b5_b8_threads")),
+            ids(&of_test("step10_e::e1_to_e3_calls")),
+            ["E1", "E2", "E3"]
+        );
+        assert_eq!(
+            ids(&of_test("step10_e::stress::b5_b8_threads")),
             ["B5", "B8"]
         );
-        assert!(of_test("step8_worked_example::worked_example_end_to_end").is_empty());
+        assert!(of_test("step9_worked_example::worked_example_end_to_end").is_empty());
         assert!(of_test("toolkit::every_error_message_is_a_sentence").is_empty());
         assert!(of_test("step4_p::child_b11_hook_panics").is_empty());
     }

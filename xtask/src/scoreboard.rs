@@ -70,7 +70,7 @@ pub(crate) struct Board {
 /// The last step of the core lab. The steps after it are the optional
 /// advanced track: the scoreboard lists them after the core ones, marked
 /// optional, and says "core lab done" once steps 1 to this one pass.
-pub(crate) const LAST_CORE_STEP: u32 = 9;
+pub(crate) const LAST_CORE_STEP: u32 = 10;
 
 /// Whether `step` belongs to the optional advanced track.
 pub(crate) fn is_optional(step: u32) -> bool {
@@ -698,10 +698,10 @@ mod tests {
             Some("step1_c::b2_count")
         );
         // A test of several rules is first when it is all there is.
-        let results = run(&["step12_w::k1_s1_w1_model", "step11_s::s1_x"], &[]);
+        let results = run(&["step13_w::k1_s1_w1_model", "step12_s::s1_x"], &[]);
         assert_eq!(
-            first(&results, 12, &[]).as_deref(),
-            Some("step12_w::k1_s1_w1_model")
+            first(&results, 13, &[]).as_deref(),
+            Some("step13_w::k1_s1_w1_model")
         );
     }
 
@@ -710,32 +710,32 @@ mod tests {
         // The failing controls check E5 twice over, yet E7's test is first.
         let results = run(
             &[
-                "step7_c::e5_control_one",
-                "step7_c::e5_control_two",
-                "step7_c::e7_a_sleep",
-                "step7_c::worked_example",
+                "step8_c::e5_control_one",
+                "step8_c::e5_control_two",
+                "step8_c::e7_a_sleep",
+                "step8_c::worked_example",
             ],
             &[],
         );
-        let controls = ["step7_c::e5_control_one", "step7_c::e5_control_two"];
+        let controls = ["step8_c::e5_control_one", "step8_c::e5_control_two"];
         assert_eq!(
-            first(&results, 7, &controls).as_deref(),
-            Some("step7_c::e7_a_sleep")
+            first(&results, 8, &controls).as_deref(),
+            Some("step8_c::e7_a_sleep")
         );
-        let results = run(&["step7_c::e5_control_one", "step7_c::worked_example"], &[]);
+        let results = run(&["step8_c::e5_control_one", "step8_c::worked_example"], &[]);
         assert_eq!(
-            first(&results, 7, &controls).as_deref(),
-            Some("step7_c::e5_control_one")
+            first(&results, 8, &controls).as_deref(),
+            Some("step8_c::e5_control_one")
         );
         let results = run(
-            &["step8_w::worked_example_b", "step8_w::worked_example_a"],
+            &["step9_w::worked_example_b", "step9_w::worked_example_a"],
             &[],
         );
         assert_eq!(
-            first(&results, 8, &[]).as_deref(),
-            Some("step8_w::worked_example_a")
+            first(&results, 9, &[]).as_deref(),
+            Some("step9_w::worked_example_a")
         );
-        assert_eq!(first(&results, 7, &[]), None);
+        assert_eq!(first(&results, 8, &[]), None);
     }
 
     #[test]
@@ -744,15 +744,15 @@ mod tests {
         fs::create_dir_all(&dir).unwrap();
         fs::write(
             dir.join("a_helper.rs"),
-            "fn f() {\n    x.expect(\"M2: one attempt (TODO(14))\");\n}\n",
+            "fn f() {\n    x.expect(\"M2: one attempt (TODO(15))\");\n}\n",
         )
         .unwrap();
         fs::write(
             dir.join("layer.rs"),
-            "fn g() {\n    // TODO(14): run the request\n    todo!()\n}\n",
+            "fn g() {\n    // TODO(15): run the request\n    todo!()\n}\n",
         )
         .unwrap();
-        let found = find_todo(&dir, "TODO(14)").unwrap();
+        let found = find_todo(&dir, "TODO(15)").unwrap();
         assert_eq!((found.file.as_str(), found.line), ("layer.rs", 2));
         fs::remove_dir_all(&dir).unwrap();
     }

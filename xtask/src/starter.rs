@@ -544,7 +544,7 @@ fn b() -> bool {
 }
 // BEGIN WITH TODO(6): one way to write the loop
 fn helper() {
-    // BEGIN TODO(7): stop when cancelled
+    // BEGIN TODO(8): stop when cancelled
     stop();
     // STARTER:
     // END TODO
@@ -557,12 +557,12 @@ fn helper() {
         let steps: Vec<u32> = todos.iter().map(|todo| todo.step).collect();
         assert_eq!(
             steps,
-            [6, 7],
-            "the block's TODO(7) is still a TODO of the lab"
+            [6, 8],
+            "the block's TODO(8) is still a TODO of the lab"
         );
         let (step_6_done, _) = cut("execute.rs", source, 7).unwrap();
         assert!(step_6_done.contains("fn helper() {"), "{step_6_done}");
-        assert!(step_6_done.contains("// TODO(7): stop when cancelled"));
+        assert!(step_6_done.contains("// TODO(8): stop when cancelled"));
         assert!(!step_6_done.contains("WITH TODO"), "{step_6_done}");
     }
 

@@ -525,10 +525,10 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         );
     }
 
-    /// Steps 1-9 and one optional step 10, each with one test, passing as
+    /// Steps 1-10 and one optional step 11, each with one test, passing as
     /// `passed` says.
     fn advanced_run(passed: impl Fn(u32) -> bool) -> Results {
-        (1..=10)
+        (1..=11)
             .map(|n| {
                 (
                     format!("step{n}_s::k1_t"),
@@ -542,7 +542,7 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
     }
 
     fn advanced_table(results: &Results) -> Vec<String> {
-        let steps: Vec<(u32, String)> = (1..=10).map(|n| (n, "s".to_owned())).collect();
+        let steps: Vec<(u32, String)> = (1..=11).map(|n| (n, "s".to_owned())).collect();
         let board = scoreboard::board(results, &steps, &BTreeMap::new());
         scoreboard::table(&board, Style::plain())
     }
@@ -552,10 +552,10 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         let lines = advanced_table(&advanced_run(|n| n < 3));
         assert_eq!(lines[2], "  step 3  s                   0/1   <- next");
         assert_eq!(
-            lines[9..],
+            lines[10..],
             [
                 "  optional, after the core lab (the advanced track):",
-                "  step 10 s                   0/1",
+                "  step 11 s                   0/1",
             ]
         );
     }
@@ -570,7 +570,7 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
                 output: String::new(),
             },
         );
-        let steps: Vec<(u32, String)> = (1..=10).map(|n| (n, "s".to_owned())).collect();
+        let steps: Vec<(u32, String)> = (1..=11).map(|n| (n, "s".to_owned())).collect();
         let controls = BTreeMap::from([("step3_s::b6_control".to_owned(), "why".to_owned())]);
         let board = scoreboard::board(&results, &steps, &controls);
         assert_eq!(
@@ -580,27 +580,27 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
     }
 
     #[test]
-    fn with_steps_1_to_9_passing_the_core_lab_is_done() {
-        let lines = advanced_table(&advanced_run(|n| n <= 9));
+    fn with_steps_1_to_10_passing_the_core_lab_is_done() {
+        let lines = advanced_table(&advanced_run(|n| n <= 10));
         assert_eq!(
-            lines[8..],
+            lines[9..],
             [
-                "  step 9  s                   1/1   done",
-                "  core lab done: steps 1-9 pass",
+                "  step 10 s                   1/1   done",
+                "  core lab done: steps 1-10 pass",
                 "  optional, after the core lab (the advanced track):",
-                "  step 10 s                   0/1   <- next (optional)",
+                "  step 11 s                   0/1   <- next (optional)",
             ]
         );
         let all = advanced_table(&advanced_run(|_| true));
-        assert_eq!(all[9], "  core lab done: steps 1-9 pass");
-        assert_eq!(all[11], "  step 10 s                   1/1   done");
+        assert_eq!(all[10], "  core lab done: steps 1-10 pass");
+        assert_eq!(all[12], "  step 11 s                   1/1   done");
     }
 
     #[test]
     fn one_core_step_alone_is_not_the_core_lab_done() {
         let mut results = advanced_run(|_| true);
-        results.retain(|test, _| test.starts_with("step9_"));
+        results.retain(|test, _| test.starts_with("step10_"));
         let lines = advanced_table(&results);
-        assert_eq!(lines, ["  step 9  s                   1/1   done"]);
+        assert_eq!(lines, ["  step 10 s                   1/1   done"]);
     }
 }

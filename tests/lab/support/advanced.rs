@@ -1,4 +1,4 @@
-//! The advanced track's scenarios (steps 11-14): verdicts fed one a
+//! The advanced track's scenarios (steps 12-15): verdicts fed one a
 //! character, and the phases a circuit went through.
 
 use retry_breaker::{Phase, State, Verdict};
@@ -30,7 +30,7 @@ pub fn closed(failures: u32) -> State {
 }
 
 /// One attempt per character: `F` reports a failure, `S` a success, `I`
-/// the verdict `Ignored` (step 10), and `D` drops the permit unreported.
+/// the verdict `Ignored` (step 11), and `D` drops the permit unreported.
 pub fn feed(lab: &Lab, verdicts: &str) {
     for verdict in verdicts.chars() {
         let permit = lab

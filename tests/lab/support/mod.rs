@@ -14,6 +14,7 @@ pub mod panics;
 pub mod poll;
 pub mod script;
 pub mod sequence_svg;
+pub mod time_pairs;
 pub mod timeline;
 pub mod watchdog;
 

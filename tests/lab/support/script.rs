@@ -31,7 +31,7 @@ impl Script {
     }
 
     /// Exactly `n` attempts reached the dependency; `todo` says what makes
-    /// it so, as the message's first words ("TODO(6)", "steps 1-7").
+    /// it so, as the message's first words ("TODO(6)", "steps 1-8").
     #[track_caller]
     pub fn assert_calls(&self, n: u32, todo: &str) {
         assert_eq!(

@@ -1,4 +1,4 @@
-//! Step 9's shrunk counterexample as a sequence diagram, written next to
+//! Step 10's shrunk counterexample as a sequence diagram, written next to
 //! its text story: one lifeline per caller and one for the breaker, an
 //! arrow per numbered step, the breaker's state after each step, and the
 //! step that broke a rule in red.
@@ -60,7 +60,7 @@ fn actor(text: &str) -> Option<String> {
     })
 }
 
-/// The step a failure message blames (`step 12: ...`), if it names one.
+/// The step a failure message blames (`step 13: ...`), if it names one.
 fn blamed(story: &str) -> Option<&str> {
     let rest = story.trim_start().strip_prefix("step ")?;
     rest.split_once(':').map(|(number, _)| number)

@@ -1,4 +1,4 @@
-//! The prediction questions of steps 1-7, each drawn per student from a
+//! The prediction questions of steps 1-8, each drawn per student from a
 //! seed, and what really happens in each.
 //!
 //! Each question keeps the idea of its step's "Predict, then run" paragraph
@@ -31,7 +31,7 @@ pub(crate) struct Question {
 }
 
 /// The steps that have a question.
-pub(crate) const STEPS: [u32; 7] = [1, 2, 3, 4, 5, 6, 7];
+pub(crate) const STEPS: [u32; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 
 /// Step `step`'s question for the student whose seed is `seed`.
 pub(crate) fn ask(step: u32, seed: u64) -> Option<Question> {
@@ -44,8 +44,9 @@ pub(crate) fn ask(step: u32, seed: u64) -> Option<Question> {
         3 => generations(&mut draw),
         4 => dropped_permit(&mut draw),
         5 => backoff_cap(&mut draw),
-        6 => retries_against_a_dead_dependency(&mut draw),
-        7 => cancellation(&mut draw),
+        6 => a_budget_and_its_sleeps(&mut draw),
+        7 => refused_against_a_dead_dependency(&mut draw),
+        8 => cancellation(&mut draw),
         _ => return None,
     };
     Some(Question {
@@ -452,24 +453,60 @@ fn first_capped_attempt(base: u64, cap: u64) -> u64 {
     attempt
 }
 
-/// Step 6: how far does a retrying call get against a dead dependency?
-fn retries_against_a_dead_dependency(draw: &mut Draw) -> Drawn {
+/// Step 6: how far does a retrying call get, and how long does it sleep?
+fn a_budget_and_its_sleeps(draw: &mut Draw) -> Drawn {
+    let budget = draw.range(2, 6);
+    // The attempt whose error is not retryable; past the budget, none is.
+    let stops = draw.range(1, budget + 2);
+    let step = draw.pick(&[5, 10, 20, 30]);
+    let (attempts, slept) = budget_and_sleeps(budget, stops, step);
+    let failing = if stops > budget {
+        "fails every attempt with a retryable error".to_owned()
+    } else {
+        format!(
+            "fails with a retryable error, except attempt {stops}, which fails with an error that              is not retryable"
+        )
+    };
+    let text = format!(
+        "A budget of {budget} attempts, a breaker whose threshold is far away, a dependency that          {failing}, and a backoff of {step} ms × n after the n-th failed attempt. How many          attempts reach the dependency, and how many milliseconds does the call sleep in all?"
+    );
+    (
+        format!("budget={budget} not_retryable_at={stops} backoff_ms={step}"),
+        text,
+        Form::Numbers(&["attempts that reach the dependency", "milliseconds slept"]),
+        format!("{attempts} {slept}"),
+    )
+}
+
+/// One call that fails every attempt until the budget is spent or attempt
+/// `stops` fails with an error that is not retryable; a sleep of `step × n`
+/// follows the n-th failure when another attempt comes.
+fn budget_and_sleeps(budget: u64, stops: u64, step: u64) -> (u64, u64) {
+    let attempts = budget.min(stops);
+    (attempts, (1..attempts).map(|n| step * n).sum())
+}
+
+/// Step 7: which attempt does a dead dependency's open circuit refuse, and
+/// what does the refusal carry?
+fn refused_against_a_dead_dependency(draw: &mut Draw) -> Drawn {
     let threshold = draw.range(1, 4);
     let cooldown = draw.pick(&[20, 50, 100]);
-    let budget = draw.range(1, 6);
+    let budget = threshold + draw.range(1, 4);
     let step = draw.pick(&[5, 10, 20, 30]);
-    let (attempts, sleeps) = dead_dependency(threshold, cooldown, budget, step);
+    let (attempts, refused) = dead_dependency(threshold, cooldown, budget, step);
+    let (refused, carried) = if refused {
+        (attempts + 1, attempts)
+    } else {
+        (0, 0)
+    };
     let text = format!(
-        "Threshold {threshold}, cooldown {cooldown} ms, a budget of {budget} attempt(s), a \
-         dependency that fails every call at once with a retryable error, and a backoff of \
-         {step} ms × n after the n-th failed attempt; the clock moves only while the loop \
-         sleeps. How many attempts reach the dependency, and how many sleeps happen?"
+        "Threshold {threshold}, cooldown {cooldown} ms, a budget of {budget} attempts, a          dependency that fails every call at once with a retryable error, and a backoff of          {step} ms × n after the n-th failed attempt; the clock moves only while the loop          sleeps. Which attempt does the breaker refuse, and which attempt's error does that          refusal carry? (0 and 0 if no attempt is refused.)"
     );
     (
         format!("threshold={threshold} cooldown_ms={cooldown} budget={budget} backoff_ms={step}"),
         text,
-        Form::Numbers(&["attempts that reach the dependency", "sleeps"]),
-        format!("{attempts} {sleeps}"),
+        Form::Numbers(&["the refused attempt", "the attempt whose error it carries"]),
+        format!("{refused} {carried}"),
     )
 }
 
@@ -477,13 +514,14 @@ fn retries_against_a_dead_dependency(draw: &mut Draw) -> Drawn {
 /// the circuit opens when `threshold` fail in a row (or a probe fails) and
 /// lets one attempt through again `cooldown` later; a sleep of `step × n`
 /// follows the n-th failure unless the budget is spent; an attempt that
-/// finds the circuit open ends the call.
-fn dead_dependency(threshold: u64, cooldown: u64, budget: u64, step: u64) -> (u64, u64) {
+/// finds the circuit open ends the call. Returns the attempts that reached
+/// the dependency, and whether the call ended refused.
+fn dead_dependency(threshold: u64, cooldown: u64, budget: u64, step: u64) -> (u64, bool) {
     let (mut now, mut in_a_row, mut open_until) = (0, 0, None);
-    let (mut attempts, mut sleeps) = (0, 0);
+    let mut attempts = 0;
     for n in 1..=budget {
         let probing = match open_until {
-            Some(until) if now < until => break,
+            Some(until) if now < until => return (attempts, true),
             Some(_) => true,
             None => false,
         };
@@ -494,16 +532,12 @@ fn dead_dependency(threshold: u64, cooldown: u64, budget: u64, step: u64) -> (u6
         } else {
             None
         };
-        if n == budget {
-            break;
-        }
-        sleeps += 1;
         now += step * n;
     }
-    (attempts, sleeps)
+    (attempts, false)
 }
 
-/// Step 7: how far does a call get when its token is cancelled midway?
+/// Step 8: how far does a call get when its token is cancelled midway?
 fn cancellation(draw: &mut Draw) -> Drawn {
     let budget = draw.range(2, 5);
     let threshold = draw.range(2, 6);
@@ -582,7 +616,7 @@ mod tests {
                 ask(step, ada).unwrap().parameters != ask(step, bob).unwrap().parameters
             })
             .count();
-        assert!(differ >= 6, "only {differ} of 7 questions differ");
+        assert!(differ >= 7, "only {differ} of 8 questions differ");
         // Across a class, the answers spread too: no step has one answer for all.
         for step in STEPS {
             let answers: std::collections::BTreeSet<String> = (0..40)
@@ -594,7 +628,7 @@ mod tests {
                 .collect();
             assert!(answers.len() > 1, "step {step} always answers {answers:?}");
         }
-        assert_eq!(ask(8, ada), None);
+        assert_eq!(ask(9, ada), None);
     }
 
     #[test]
@@ -602,13 +636,21 @@ mod tests {
         // LAB.md's own example: F F S F F with threshold 3 stays closed.
         assert_eq!(first_run_of(&[true, true, false, true, true], 3), 0);
         assert_eq!(first_run_of(&[true, true, false, true, true, true], 3), 6);
-        // Threshold 2, cooldown 100, budget 5, 10 ms × n: two attempts, and
-        // a sleep before the refused third.
-        assert_eq!(dead_dependency(2, 100, 5, 10), (2, 2));
-        // No sleep after the last attempt.
-        assert_eq!(dead_dependency(5, 100, 3, 10), (3, 2));
-        // Sleeps long enough for the cooldown: the third attempt probes.
-        assert_eq!(dead_dependency(2, 20, 3, 30), (3, 2));
+        // A budget of 4 spent, 10 ms × n: sleeps of 10, 20 and 30, none
+        // after the last attempt.
+        assert_eq!(budget_and_sleeps(4, 5, 10), (4, 60));
+        // Attempt 2's error is not retryable: it ends the call there.
+        assert_eq!(budget_and_sleeps(4, 2, 10), (2, 10));
+        assert_eq!(budget_and_sleeps(3, 1, 10), (1, 0));
+        // Threshold 2, cooldown 100, budget 5, 10 ms × n: attempt 3 is
+        // refused and carries attempt 2's error.
+        assert_eq!(dead_dependency(2, 100, 5, 10), (2, true));
+        // The budget ends the call before the circuit opens.
+        assert_eq!(dead_dependency(5, 100, 3, 10), (3, false));
+        // Sleeps long enough for the cooldown: the third attempt probes,
+        // and once the sleeps outlast the cooldown every retry is a probe.
+        assert_eq!(dead_dependency(2, 20, 3, 30), (3, false));
+        assert_eq!(dead_dependency(2, 20, 4, 30), (4, false));
         // Cancelled during attempt 2 of 3: it decides, then no sleep.
         assert_eq!(cancelled_call(3, 9, 10, 5, 155), (2, 1));
         // Cancelled during the first sleep: it was asked for.

@@ -39,7 +39,7 @@ pub fn all() -> Vec<Picture> {
         },
         Picture {
             file: "worked-example.svg",
-            caption: "The worked example of step 8 as a timeline (threshold 2, cooldown 10 ms)",
+            caption: "The worked example of step 9 as a timeline (threshold 2, cooldown 10 ms)",
             svg: worked_example(),
         },
         Picture {
@@ -139,7 +139,7 @@ fn worked_example() -> String {
     run.report(probe, true, "the probe succeeds: {state}");
     svg::render(
         &run.chart(
-            "The worked example (step 8)",
+            "The worked example (step 9)",
             "Threshold 2, cooldown 10ms, backoff n ms, on a manual clock. Calls in the order they are made, one lane each.",
             ms(25),
         ),

@@ -21,12 +21,12 @@ pub const B7_FREED_SLOT_ADMITS: Rule =
 pub const B7_DROP_RECORDS_NOTHING: Rule =
     "B7: a dropped permit records nothing; a current probe gives its slot back, TODO(4)";
 
-// The advanced track (steps 10-12).
+// The advanced track (steps 11-13).
 pub const K1_IGNORED_RECORDS_NOTHING: Rule =
-    "K1: an ignored outcome records nothing; a current probe gives its slot back, TODO(10)";
+    "K1: an ignored outcome records nothing; a current probe gives its slot back, TODO(11)";
 pub const S1_PROBES_BEFORE_CLOSING: Rule =
-    "S1: HALF-OPEN closes only after k good probes in a row, TODO(11)";
+    "S1: HALF-OPEN closes only after k good probes in a row, TODO(12)";
 pub const W1_SUCCESS_ENTERS_WINDOW: Rule =
-    "W1: in window mode a success in CLOSED takes its place in the window, TODO(12)";
+    "W1: in window mode a success in CLOSED takes its place in the window, TODO(13)";
 pub const W1_WINDOW_OPENS: Rule =
-    "W1: in window mode CLOSED opens on the failure share over the last N verdicts, TODO(12)";
+    "W1: in window mode CLOSED opens on the failure share over the last N verdicts, TODO(13)";

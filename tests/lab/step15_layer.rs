@@ -1,6 +1,6 @@
-//! Step 14 (advanced, optional), the breaker as `tower` middleware: a
+//! Step 15 (advanced, optional), the breaker as `tower` middleware: a
 //! `BreakerLayer` runs every request of any service through the retry loop,
-//! on the breaker of the request's route (TODO(14); rules M1-M2).
+//! on the breaker of the request's route (TODO(15); rules M1-M2).
 
 use std::future::{Future, Ready, ready};
 use std::sync::{Arc, Mutex};
@@ -114,7 +114,7 @@ fn gave_up<T>(result: &Result<T, ExecuteError<&'static str>>) -> Option<GaveUp> 
 /// A call through the layer on a manual clock, under a watchdog.
 fn m1(test: impl Future<Output = ()> + Send + 'static) {
     run(
-        "M1: a call through the layer did not finish (TODO(14))",
+        "M1: a call through the layer did not finish (TODO(15))",
         test,
     );
 }
@@ -122,7 +122,7 @@ fn m1(test: impl Future<Output = ()> + Send + 'static) {
 /// A call through the layer on a manual clock, under a watchdog.
 fn m2(test: impl Future<Output = ()> + Send + 'static) {
     run(
-        "M2: a call through the layer did not finish (TODO(14))",
+        "M2: a call through the layer did not finish (TODO(15))",
         test,
     );
 }
@@ -182,33 +182,33 @@ fn m1_every_request_goes_through_the_retry_loop_and_the_breaker() {
             failed_at(&first),
             Some((3, "503")),
             "M1: a failing route must be tried 3 times, the policy's budget, \
-             and the last error returned (TODO(14)); got {first:?}"
+             and the last error returned (TODO(15)); got {first:?}"
         );
         assert_eq!(
             gateway.count("/charges"),
             3,
-            "M1: three attempts reach the gateway (TODO(14))"
+            "M1: three attempts reach the gateway (TODO(15))"
         );
         assert_eq!(
             setup.sleeper.delays(),
             [ms(10), ms(10)],
-            "M1: the policy's backoff runs between attempts, through the layer's sleeper (TODO(14))"
+            "M1: the policy's backoff runs between attempts, through the layer's sleeper (TODO(15))"
         );
         assert_eq!(
             setup.registry.breaker("/charges").state(),
             State::Open { remaining: ms(30) },
-            "M1: every attempt is reported to the route's breaker, so three failures open it (TODO(14))"
+            "M1: every attempt is reported to the route's breaker, so three failures open it (TODO(15))"
         );
 
         let refused = client.call("/charges".to_owned()).await;
         assert!(
             matches!(refused, Err(ExecuteError::Rejected { attempt: 1, .. })),
-            "M1: an open breaker refuses the request (TODO(14)); got {refused:?}"
+            "M1: an open breaker refuses the request (TODO(15)); got {refused:?}"
         );
         assert_eq!(
             gateway.count("/charges"),
             3,
-            "M1: a refused request never reaches the service (TODO(14))"
+            "M1: a refused request never reaches the service (TODO(15))"
         );
     });
 }
@@ -281,30 +281,30 @@ fn m1_each_attempt_waits_until_the_inner_service_is_ready() {
             *calls_without_a_slot.lock().unwrap(),
             0,
             "M1: the layer called the inner service before its `poll_ready` said ready; \
-             any `tower::Service` may rely on that (TODO(14))"
+             any `tower::Service` may rely on that (TODO(15))"
         );
         assert_eq!(
             refund.ok(),
             Some("200"),
-            "M1: a healthy route answers once the service is ready (TODO(14))"
+            "M1: a healthy route answers once the service is ready (TODO(15))"
         );
         let charge = client.call("/charges".to_owned()).await;
         assert_eq!(
             failed_at(&charge),
             Some((3, "503")),
             "M1: each of the 3 attempts waits for readiness, then reaches the gateway \
-             (TODO(14)); got {charge:?}"
+             (TODO(15)); got {charge:?}"
         );
         assert_eq!(
             gateway.count("/charges"),
             3,
-            "M1: three attempts reach the gateway (TODO(14))"
+            "M1: three attempts reach the gateway (TODO(15))"
         );
         assert_eq!(
             *calls_without_a_slot.lock().unwrap(),
             0,
             "M1: each of the three attempts is sent after its own `poll_ready` said ready \
-             (TODO(14))"
+             (TODO(15))"
         );
     });
 }
@@ -330,23 +330,23 @@ fn m1_the_policy_decides_what_is_retried_and_what_counts() {
             assert_eq!(
                 failed_at(&declined),
                 Some((1, "declined")),
-                "M1: the policy does not retry a decline, and the caller gets it back (TODO(14)); got {declined:?}"
+                "M1: the policy does not retry a decline, and the caller gets it back (TODO(15)); got {declined:?}"
             );
         }
         assert_eq!(
             gateway.count("/decline"),
             4,
-            "M1: one attempt per call (TODO(14))"
+            "M1: one attempt per call (TODO(15))"
         );
         assert_eq!(
             *classified.lock().unwrap(),
             4,
-            "M1: the layer's policy classifies every attempt's error (TODO(14))"
+            "M1: the layer's policy classifies every attempt's error (TODO(15))"
         );
         assert_eq!(
             setup.registry.breaker("/decline").state(),
             State::Closed { failures: 0 },
-            "M1: the policy's classifier counts a decline as a sign of life (TODO(14))"
+            "M1: the policy's classifier counts a decline as a sign of life (TODO(15))"
         );
     });
 }
@@ -368,12 +368,12 @@ fn m1_the_policy_s_cancellation_ends_calls_before_any_attempt() {
                     ..
                 })
             ),
-            "M1: the layer's cancellation token ends the call (TODO(14)); got {result:?}"
+            "M1: the layer's cancellation token ends the call (TODO(15)); got {result:?}"
         );
         assert_eq!(
             gateway.count("/refunds"),
             0,
-            "M1: no attempt after cancellation (TODO(14))"
+            "M1: no attempt after cancellation (TODO(15))"
         );
     });
 }
@@ -391,7 +391,7 @@ fn m2_a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refused(
             assert_eq!(
                 refund.ok(),
                 Some("200"),
-                "M2: the healthy route must never be refused: it has a breaker of its own (TODO(14))"
+                "M2: the healthy route must never be refused: it has a breaker of its own (TODO(15))"
             );
             refunds += 1;
             setup.clock.advance(ms(1));
@@ -399,12 +399,12 @@ fn m2_a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refused(
         assert_eq!(
             gateway.count("/refunds"),
             refunds,
-            "M2: each call of the healthy route reaches the gateway exactly once (TODO(14))"
+            "M2: each call of the healthy route reaches the gateway exactly once (TODO(15))"
         );
         assert_eq!(
             gateway.count("/charges"),
             3,
-            "M2: after its breaker opens, the sick route is refused without reaching the gateway (TODO(14))"
+            "M2: after its breaker opens, the sick route is refused without reaching the gateway (TODO(15))"
         );
         let states: Vec<_> = setup
             .registry
@@ -418,7 +418,7 @@ fn m2_a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refused(
                 ("/charges".to_owned(), retry_breaker::Phase::Open),
                 ("/refunds".to_owned(), retry_breaker::Phase::Closed),
             ],
-            "M2: one breaker per route in the registry, only the sick one open (TODO(14))"
+            "M2: one breaker per route in the registry, only the sick one open (TODO(15))"
         );
     });
 }
@@ -434,23 +434,23 @@ fn m2_a_request_that_cannot_be_cloned_gets_exactly_one_attempt() {
         assert_eq!(
             failed_at(&result),
             Some((1, "503")),
-            "M2: a request that cannot be cloned is sent once and its error returned (TODO(14)); got {result:?}"
+            "M2: a request that cannot be cloned is sent once and its error returned (TODO(15)); got {result:?}"
         );
         assert_eq!(
             gave_up(&result),
             Some(GaveUp::NoCopyLeft),
             "M2: the error says the call stopped because no copy was left to retry with \
-             (TODO(14)); got {result:?}"
+             (TODO(15)); got {result:?}"
         );
-        assert_eq!(gateway.count("/charges"), 1, "M2: one attempt (TODO(14))");
+        assert_eq!(gateway.count("/charges"), 1, "M2: one attempt (TODO(15))");
         assert!(
             setup.sleeper.delays().is_empty(),
-            "M2: no retry, so no sleep (TODO(14))"
+            "M2: no retry, so no sleep (TODO(15))"
         );
         assert_eq!(
             setup.registry.breaker("/charges").state(),
             State::Closed { failures: 1 },
-            "M2: the single attempt still goes through the route's breaker (TODO(14))"
+            "M2: the single attempt still goes through the route's breaker (TODO(15))"
         );
     });
 }
@@ -469,19 +469,19 @@ fn e5_m2_a_call_that_sends_the_original_on_its_last_attempt_ran_out_of_attempts_
             failed_at(&result),
             Some((3, "503")),
             "E5, M2: the budget of three attempts is spent, the last on the original \
-             (TODO(14)); got {result:?}"
+             (TODO(15)); got {result:?}"
         );
         assert_eq!(
             gave_up(&result),
             Some(GaveUp::NoAttemptsLeft),
             "E5: the last attempt of the budget ends the call for want of attempts, even \
              though no copy would be left for a fourth: no retry was wanted, so no copy was \
-             missing (TODO(14)); got {result:?}"
+             missing (TODO(15)); got {result:?}"
         );
         assert_eq!(
             gateway.count("/charges"),
             3,
-            "E5, M2: two copies and the original reach the gateway (TODO(14))"
+            "E5, M2: two copies and the original reach the gateway (TODO(15))"
         );
     });
 }
@@ -500,24 +500,24 @@ fn m2_a_request_whose_copies_run_out_stops_retrying_with_the_last_error() {
             failed_at(&result),
             Some((2, "503")),
             "M2: once the request cannot be copied again, the call ends with the last \
-             attempt's error, without a panic (TODO(14)); got {result:?}"
+             attempt's error, without a panic (TODO(15)); got {result:?}"
         );
         assert_eq!(
             gave_up(&result),
             Some(GaveUp::NoCopyLeft),
             "M2: the error says the call stopped because no copy was left to retry with \
-             (TODO(14)); got {result:?}"
+             (TODO(15)); got {result:?}"
         );
         assert_eq!(
             gateway.count("/charges"),
             2,
-            "M2: the copy and then the original reach the gateway, nothing more (TODO(14))"
+            "M2: the copy and then the original reach the gateway, nothing more (TODO(15))"
         );
         assert_eq!(
             setup.registry.breaker("/charges").state(),
             State::Closed { failures: 2 },
             "M2: two failures were observed and two are counted, not a third for a retry \
-             that was never sent (TODO(14))"
+             that was never sent (TODO(15))"
         );
     });
 }
@@ -538,12 +538,12 @@ fn m2_every_attempt_sends_its_own_copy_of_the_request() {
         assert_eq!(
             gateway.count("/charges"),
             3,
-            "M2: a request that can be cloned is retried (TODO(14))"
+            "M2: a request that can be cloned is retried (TODO(15))"
         );
         assert_eq!(
             *copies.lock().unwrap(),
             3,
-            "M2: one copy per attempt, made with the layer's clone function (TODO(14))"
+            "M2: one copy per attempt, made with the layer's clone function (TODO(15))"
         );
     });
 }
@@ -555,7 +555,7 @@ fn m2_many_tasks_on_many_routes_at_once_keep_every_route_apart() {
     const CALLS: usize = 10;
     static DOWN: [&str; 4] = ["/r1", "/r3", "/r5", "/r7"];
     let (setup, gateway, results) = crate::support::guard(
-        "M2: many tasks through the layer did not finish (TODO(14))",
+        "M2: many tasks through the layer did not finish (TODO(15))",
         std::time::Duration::from_secs(20),
         || {
             let setup = setup();
@@ -595,31 +595,31 @@ fn m2_many_tasks_on_many_routes_at_once_keep_every_route_apart() {
     );
     assert_eq!(
         results, 0,
-        "M2: no call of a healthy route may fail or be refused (TODO(14))"
+        "M2: no call of a healthy route may fail or be refused (TODO(15))"
     );
     let calls_per_route = TASKS * CALLS / ROUTES;
     for (route, state) in setup.registry.states() {
         if DOWN.contains(&route.as_str()) {
             assert!(
                 matches!(state, State::Open { .. }),
-                "M2: {route} failed on every attempt and must be open, got {state:?} (TODO(14))"
+                "M2: {route} failed on every attempt and must be open, got {state:?} (TODO(15))"
             );
         } else {
             assert_eq!(
                 state,
                 State::Closed { failures: 0 },
-                "M2: {route} is healthy and must be untouched (TODO(14))"
+                "M2: {route} is healthy and must be untouched (TODO(15))"
             );
             assert_eq!(
                 gateway.count(&route),
                 calls_per_route,
-                "M2: each call of the healthy route {route} reaches the gateway exactly once (TODO(14))"
+                "M2: each call of the healthy route {route} reaches the gateway exactly once (TODO(15))"
             );
         }
     }
     assert_eq!(
         setup.registry.len(),
         ROUTES,
-        "M2: one breaker per route, chosen through the registry (TODO(14))"
+        "M2: one breaker per route, chosen through the registry (TODO(15))"
     );
 }

@@ -1,6 +1,6 @@
-//! Step 9, exploration: property tests that search for the scenarios nobody
+//! Step 10, exploration: property tests that search for the scenarios nobody
 //! wrote down, and a stress test on real threads. No new TODO: this step
-//! passes when steps 1-7 hold up under any interleaving. A failure prints
+//! passes when steps 1-8 hold up under any interleaving. A failure prints
 //! the shrunk scenario as numbered steps, with the rule and TODO it breaks.
 //!
 //! Every run explores the same cases from a fixed seed, after replaying the
@@ -185,7 +185,7 @@ pub(crate) fn explore<S>(
                 check(&case).map_err(proptest::test_runner::TestCaseError::fail)
             })
         });
-        let test = std::thread::current().name().unwrap_or("step9").to_owned();
+        let test = std::thread::current().name().unwrap_or("step10").to_owned();
         match result {
             // A diagram of a counterexample that no longer fails would only
             // mislead: it goes once the property holds.

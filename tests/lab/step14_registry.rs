@@ -1,6 +1,6 @@
-//! Step 13 (advanced, optional), one breaker per dependency: a registry
+//! Step 14 (advanced, optional), one breaker per dependency: a registry
 //! hands out a breaker per key, made on first use with shared settings
-//! (TODO(13); rules R1-R3).
+//! (TODO(14); rules R1-R3).
 
 use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
@@ -40,9 +40,9 @@ fn r1_the_same_key_always_gets_the_same_breaker() {
     let again = registry.breaker("search");
     assert!(
         Arc::ptr_eq(&first, &again),
-        "R1: a second lookup of \"search\" returned another breaker; keep the first one (TODO(13))"
+        "R1: a second lookup of \"search\" returned another breaker; keep the first one (TODO(14))"
     );
-    assert_eq!(registry.len(), 1, "R1: one key, one breaker (TODO(13))");
+    assert_eq!(registry.len(), 1, "R1: one key, one breaker (TODO(14))");
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn r1_a_new_breaker_has_the_registry_settings_and_keeps_its_state() {
         registry.breaker("search").state(),
         State::Open { remaining: ms(10) },
         "R1: two failures through the registry must open the breaker of \"search\" (threshold 2): \
-         the failures must land on one breaker that the registry keeps (TODO(13))"
+         the failures must land on one breaker that the registry keeps (TODO(14))"
     );
 }
 
@@ -88,7 +88,7 @@ impl std::hash::Hash for SlowKey {
     }
 }
 
-/// A stress test, like step 9's: the one test here whose verdict on a
+/// A stress test, like step 10's: the one test here whose verdict on a
 /// wrong answer rests on thread timing. A correct registry passes every
 /// run. A registry that looks a key up and then inserts without looking
 /// again loses only when two threads are between its two locks at once,
@@ -104,7 +104,7 @@ fn r1_callers_racing_for_new_keys_get_one_breaker_per_key() {
     const THREADS: usize = 4;
     const KEYS: usize = 256;
     let found = guard(
-        "R1: racing lookups did not finish: a lock is probably never released (TODO(13))",
+        "R1: racing lookups did not finish: a lock is probably never released (TODO(14))",
         Duration::from_secs(20),
         || {
             let registry: Arc<Registry<SlowKey, ManualClock>> = Arc::new(
@@ -139,11 +139,11 @@ fn r1_callers_racing_for_new_keys_get_one_breaker_per_key() {
             assert!(
                 Arc::ptr_eq(&kept, &thread[key]),
                 "R1: two threads asking for the new key \"key{key}\" got two breakers: \
-                 create under the exclusive lock, after looking again (TODO(13))"
+                 create under the exclusive lock, after looking again (TODO(14))"
             );
         }
     }
-    assert_eq!(len, Some(KEYS), "R1: one breaker per key (TODO(13))");
+    assert_eq!(len, Some(KEYS), "R1: one breaker per key (TODO(14))");
 }
 
 #[test]
@@ -159,16 +159,16 @@ fn r2_failures_of_one_key_never_touch_another() {
     assert_eq!(
         registry.breaker("database").state(),
         State::Closed { failures: 0 },
-        "R2: the database's breaker moved when the search service failed (TODO(13))"
+        "R2: the database's breaker moved when the search service failed (TODO(14))"
     );
     assert!(
         registry.breaker("database").try_acquire().is_ok(),
-        "R2: the database must still be admitted (TODO(13))"
+        "R2: the database must still be admitted (TODO(14))"
     );
     assert_eq!(
         registry.breaker("search").state(),
         State::Open { remaining: ms(10) },
-        "R2: the search service's own breaker must be open (TODO(13))"
+        "R2: the search service's own breaker must be open (TODO(14))"
     );
 }
 
@@ -178,7 +178,7 @@ fn r2_many_threads_on_many_keys_keep_every_key_apart() {
     const KEYS: u32 = 32;
     const ROUNDS: u32 = 25;
     let states = guard(
-        "R2: the stress test did not finish: a lock is probably never released (TODO(13))",
+        "R2: the stress test did not finish: a lock is probably never released (TODO(14))",
         Duration::from_secs(20),
         || {
             // Odd keys fail on every attempt, even keys succeed. The
@@ -218,7 +218,7 @@ fn r2_many_threads_on_many_keys_keep_every_key_apart() {
     assert_eq!(
         states.len(),
         KEYS as usize,
-        "R3: the listing must hold every key once (TODO(13))"
+        "R3: the listing must hold every key once (TODO(14))"
     );
     for (key, state) in states {
         let number: u32 = key[3..].parse().expect("a key number");
@@ -229,7 +229,7 @@ fn r2_many_threads_on_many_keys_keep_every_key_apart() {
         };
         assert_eq!(
             state, expected,
-            "R2: {key} must only see its own outcomes (TODO(13))"
+            "R2: {key} must only see its own outcomes (TODO(14))"
         );
     }
 }
@@ -249,13 +249,13 @@ fn r2_keys_that_only_look_alike_have_breakers_of_their_own() {
         assert_eq!(
             registry.breaker(key).state(),
             State::Closed { failures: 0 },
-            "R2: tripping \"search\" moved the breaker of {key:?}, another key (TODO(13))"
+            "R2: tripping \"search\" moved the breaker of {key:?}, another key (TODO(14))"
         );
     }
     assert_eq!(
         registry.states().len(),
         OTHERS.len() + 1,
-        "R2: the listing shows each of the 7 keys separately (TODO(13))"
+        "R2: the listing shows each of the 7 keys separately (TODO(14))"
     );
 }
 
@@ -289,7 +289,7 @@ fn r2_keys_whose_hashes_collide_have_breakers_of_their_own() {
         registry.breaker(&Colliding("database")).state(),
         State::Closed { failures: 0 },
         "R2: a key with the same hash as the tripped one shares its breaker: keys are told apart \
-         by Eq, a hash is only where to look (TODO(13))"
+         by Eq, a hash is only where to look (TODO(14))"
     );
     assert_eq!(
         registry.states(),
@@ -297,7 +297,7 @@ fn r2_keys_whose_hashes_collide_have_breakers_of_their_own() {
             (Colliding("database"), State::Closed { failures: 0 }),
             (Colliding("search"), State::Open { remaining: ms(10) }),
         ],
-        "R2: the listing shows both keys, each with its own state (TODO(13))"
+        "R2: the listing shows both keys, each with its own state (TODO(14))"
     );
 }
 
@@ -348,7 +348,7 @@ fn r1_r2_each_key_behaves_as_a_breaker_of_its_own() {
                 own.is_ok(),
                 "R1, R2: case {case}, after {script:?}: k{key} was admitted differently \
                  than a breaker of its own would be: the same breaker every time, shared with \
-                 no other key (TODO(13))"
+                 no other key (TODO(14))"
             );
             if let (Ok(shared), Ok(own)) = (shared, own) {
                 if step == 0 {
@@ -365,7 +365,7 @@ fn r1_r2_each_key_behaves_as_a_breaker_of_its_own() {
                         found.state(),
                         breaker.state(),
                         "R1, R2: case {case}, after {script:?}: k{k} differs from a breaker of its \
-                         own: the same breaker every time, shared with no other key (TODO(13))"
+                         own: the same breaker every time, shared with no other key (TODO(14))"
                     );
                 }
             }
@@ -387,7 +387,7 @@ fn r3_the_listing_names_every_key_with_its_state_in_order() {
             ("charges".to_owned(), State::Open { remaining: ms(10) }),
             ("refunds".to_owned(), State::Closed { failures: 0 }),
         ],
-        "R3: the status listing shows each key once, sorted, with its breaker's state (TODO(13))"
+        "R3: the status listing shows each key once, sorted, with its breaker's state (TODO(14))"
     );
 }
 
@@ -414,13 +414,13 @@ fn r3_the_listing_is_sorted_by_key_however_the_keys_arrived() {
     assert_eq!(
         listed, sorted,
         "R3: the status listing names every key once, sorted by key, not in the map's order \
-         (TODO(13))"
+         (TODO(14))"
     );
     let states = registry.states();
     assert_eq!(
         states[7],
         ("route-07".to_owned(), State::Open { remaining: ms(10) }),
-        "R3: each key is listed with its own breaker's state (TODO(13))"
+        "R3: each key is listed with its own breaker's state (TODO(14))"
     );
 }
 
@@ -432,9 +432,9 @@ fn r3_a_lookup_without_creating_finds_only_existing_keys() {
     let found = registry.get("search");
     assert!(
         found.is_some_and(|found| Arc::ptr_eq(&found, &made)),
-        "R3: get must find the breaker that breaker() made and kept (TODO(13))"
+        "R3: get must find the breaker that breaker() made and kept (TODO(14))"
     );
-    assert_eq!(registry.len(), 1, "R3: one key so far (TODO(13))");
+    assert_eq!(registry.len(), 1, "R3: one key so far (TODO(14))");
 }
 
 /// What a registry's hook heard: each key with the phase it moved to.
@@ -477,7 +477,7 @@ fn r4_the_registry_hook_hears_each_transition_of_every_key_once_with_its_key() {
         ],
         "R4: each key's breaker opened once, after its own two failures in a row, and the \
          registry's hook heard each transition once, with its key: every lookup of a key must \
-         give the breaker the registry made for it with `self.fresh(&key)` (TODO(13))"
+         give the breaker the registry made for it with `self.fresh(&key)` (TODO(14))"
     );
 }
 
@@ -504,7 +504,7 @@ fn r4_a_panicking_registry_hook_reaches_its_caller_and_every_key_keeps_working()
         registry.breaker("search").state(),
         State::Open { remaining: ms(10) },
         "R4, B11: the transition happened and the breaker is not wedged by its hook's panic \
-         (TODO(13))"
+         (TODO(14))"
     );
     let database = registry.breaker("database");
     database
@@ -518,7 +518,7 @@ fn r4_a_panicking_registry_hook_reaches_its_caller_and_every_key_keeps_working()
             ("search".to_owned(), State::Open { remaining: ms(10) }),
         ],
         "R4: the registry and the other keys keep working after one key's hook panicked \
-         (TODO(13))"
+         (TODO(14))"
     );
 }
 
@@ -533,12 +533,12 @@ fn r1_forgetting_unused_keys_keeps_every_breaker_in_use_and_every_one_with_somet
     assert_eq!(
         registry.len(),
         4,
-        "R1: four keys looked up, four breakers kept (TODO(13))"
+        "R1: four keys looked up, four breakers kept (TODO(14))"
     );
     assert_eq!(
         registry.forget_unused(),
         1,
-        "R1: only the clean breaker that nobody holds is forgotten (TODO(13))"
+        "R1: only the clean breaker that nobody holds is forgotten (TODO(14))"
     );
     assert_eq!(
         registry.states(),
@@ -547,11 +547,11 @@ fn r1_forgetting_unused_keys_keeps_every_breaker_in_use_and_every_one_with_somet
             ("held".to_owned(), State::Closed { failures: 0 }),
             ("open".to_owned(), State::Open { remaining: ms(10) }),
         ],
-        "R1: a failure counted, an open circuit and a breaker in use are all kept (TODO(13))"
+        "R1: a failure counted, an open circuit and a breaker in use are all kept (TODO(14))"
     );
     assert!(
         Arc::ptr_eq(&held, &registry.breaker("held")),
-        "R1: the breaker someone holds is still the key's breaker (TODO(13))"
+        "R1: the breaker someone holds is still the key's breaker (TODO(14))"
     );
     assert_eq!(
         registry.breaker("clean").state(),
@@ -571,7 +571,7 @@ fn r1_forgetting_unused_keys_keeps_every_breaker_in_use_and_every_one_with_somet
         registry.forget_unused(),
         3,
         "R1: once no one holds it, the clean breaker of \"held\" goes too, with the two new \
-         clean ones: three of five forgotten (TODO(13))"
+         clean ones: three of five forgotten (TODO(14))"
     );
     assert_eq!(
         registry.len(),
@@ -583,7 +583,7 @@ fn r1_forgetting_unused_keys_keeps_every_breaker_in_use_and_every_one_with_somet
 #[test]
 fn r1_however_lookups_and_forgetting_interleave_a_key_never_has_two_live_breakers() {
     guard(
-        "a lookup racing `forget_unused` did not end: TODO(13)",
+        "a lookup racing `forget_unused` did not end: TODO(14)",
         Duration::from_secs(20),
         || {
             let registry = Arc::new(registry());
@@ -607,7 +607,7 @@ fn r1_however_lookups_and_forgetting_interleave_a_key_never_has_two_live_breaker
                                 Arc::ptr_eq(&held, &again),
                                 "R1: while one caller held the key's breaker, a lookup got \
                                  another: a breaker in use was forgotten, or never kept \
-                                 (TODO(13))"
+                                 (TODO(14))"
                             );
                         }
                     })

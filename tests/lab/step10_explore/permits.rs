@@ -78,7 +78,7 @@ pub fn scenario() -> impl Strategy<Value = Scenario> {
     )
 }
 
-/// The advanced track's scenarios (steps 10-12): ignored outcomes among the
+/// The advanced track's scenarios (steps 11-13): ignored outcomes among the
 /// operations, a success threshold of 1 to 3, and consecutive or window
 /// mode with small windows, so that every rule is met often.
 pub fn advanced_scenario() -> impl Strategy<Value = Scenario> {
@@ -156,7 +156,7 @@ impl Scenario {
             builder = builder.window(window);
         }
         builder.build(clock.clone()).map_err(|e| {
-            format!("S2, W3: a valid configuration was refused: {e} (TODO(11), TODO(12))")
+            format!("S2, W3: a valid configuration was refused: {e} (TODO(12), TODO(13))")
         })
     }
 }

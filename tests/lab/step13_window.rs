@@ -1,6 +1,6 @@
-//! Step 12 (advanced, optional), window mode: open on the share of failures
+//! Step 13 (advanced, optional), window mode: open on the share of failures
 //! among the last N counted attempts, not on a run of consecutive ones
-//! (TODO(12); rules W1-W3).
+//! (TODO(13); rules W1-W3).
 
 use retry_breaker::{
     ConfigError, ManualClock, Permit, Recorded, Rejected, RetryBreaker, State, WindowConfig,
@@ -70,7 +70,7 @@ fn w3_a_window_that_cannot_work_is_a_configuration_error() {
         assert_eq!(
             build(size, minimum, rate),
             expected,
-            "TODO(12): N = {size}, m = {minimum}, r = {rate}"
+            "TODO(13): N = {size}, m = {minimum}, r = {rate}"
         );
     }
 }
@@ -82,12 +82,12 @@ fn w1_the_window_opens_on_the_failure_share_once_it_holds_the_minimum() {
         &lab,
         "SFS",
         1,
-        "TODO(12): three verdicts are below the minimum of 4; CLOSED shows the failures in the window",
+        "TODO(13): three verdicts are below the minimum of 4; CLOSED shows the failures in the window",
     );
     opens(
         &lab,
         "F",
-        "TODO(12): 2 failures of 4 is a share of 0.5: open",
+        "TODO(13): 2 failures of 4 is a share of 0.5: open",
     );
 }
 
@@ -96,11 +96,11 @@ fn w1_successes_count_in_the_window_even_with_no_failure_yet() {
     // Successes on a clean circuit change the window: a breaker that skips
     // them (as a consecutive breaker may) sees too few verdicts.
     let lab = lab(4, 4, 0.5);
-    stays_closed(&lab, "SSFS", 1, "TODO(12): one failure in four verdicts");
+    stays_closed(&lab, "SSFS", 1, "TODO(13): one failure in four verdicts");
     opens(
         &lab,
         "F",
-        "TODO(12): the last four are S F S F, half of them failures; the first two successes counted too",
+        "TODO(13): the last four are S F S F, half of them failures; the first two successes counted too",
     );
 }
 
@@ -109,11 +109,11 @@ fn w1_a_success_that_brings_the_window_to_its_minimum_can_open_it() {
     // The rule is checked after every verdict: F S is a share of 1/2 over
     // the minimum of 2, even though the last verdict was a success.
     let lab = lab(4, 2, 0.5);
-    stays_closed(&lab, "F", 1, "TODO(12): one verdict, below the minimum");
+    stays_closed(&lab, "F", 1, "TODO(13): one verdict, below the minimum");
     opens(
         &lab,
         "S",
-        "TODO(12): F S holds the minimum of 2 with a failure share of 0.5: open, although the last verdict was a success",
+        "TODO(13): F S holds the minimum of 2 with a failure share of 0.5: open, although the last verdict was a success",
     );
 }
 
@@ -124,9 +124,9 @@ fn w1_below_the_minimum_even_all_failures_do_not_open() {
         &lab,
         "FFFF",
         4,
-        "TODO(12): 4 verdicts are fewer than the minimum of 5, whatever they are",
+        "TODO(13): 4 verdicts are fewer than the minimum of 5, whatever they are",
     );
-    opens(&lab, "F", "TODO(12): the fifth verdict reaches the minimum");
+    opens(&lab, "F", "TODO(13): the fifth verdict reaches the minimum");
 }
 
 #[test]
@@ -140,11 +140,11 @@ fn w1_a_steady_trickle_of_errors_does_not_open_the_window() {
     assert_eq!(
         lab.breaker.state(),
         closed(2),
-        "TODO(12): a failure share of 1/4 never opens a window of r = 0.5"
+        "TODO(13): a failure share of 1/4 never opens a window of r = 0.5"
     );
     assert!(
         lab.transitions().is_empty(),
-        "TODO(12): the circuit never opened"
+        "TODO(13): the circuit never opened"
     );
 }
 
@@ -155,34 +155,34 @@ fn w1_the_oldest_verdict_leaves_a_full_window() {
         &lab,
         "FSSS",
         0,
-        "TODO(12): the first failure has left the window of 3",
+        "TODO(13): the first failure has left the window of 3",
     );
     stays_closed(
         &lab,
         "F",
         1,
-        "TODO(12): S S F is one failure in three: below 0.6",
+        "TODO(13): S S F is one failure in three: below 0.6",
     );
     opens(
         &lab,
         "SF",
-        "TODO(12): F S F is two failures in three, above 0.6",
+        "TODO(13): F S F is two failures in three, above 0.6",
     );
 }
 
 #[test]
 fn w2_the_window_starts_empty_when_the_circuit_closes() {
     let lab = lab(4, 3, 0.5);
-    opens(&lab, "FSF", "TODO(12): two failures of three");
+    opens(&lab, "FSF", "TODO(13): two failures of three");
     lab.advance(ms(10));
     lab.probe().success();
     stays_closed(
         &lab,
         "S",
         0,
-        "TODO(12): after closing, the window holds only what came since: the failures before the cooldown are forgotten (W2)",
+        "TODO(13): after closing, the window holds only what came since: the failures before the cooldown are forgotten (W2)",
     );
-    stays_closed(&lab, "F", 1, "TODO(12): S F is below the minimum of 3");
+    stays_closed(&lab, "F", 1, "TODO(13): S F is below the minimum of 3");
 }
 
 /// A window of (4, 2, 0.5) tripped by F F while an attempt admitted before
@@ -198,7 +198,7 @@ fn late_report(report: fn(Permit<'_, ManualClock>) -> Recorded) -> (Lab, Recorde
 }
 
 /// The second verdict in a window of (4, 2, 0.5) after one of each.
-const SECOND_VERDICT: &str = "TODO(12): the second verdict brings the window to its minimum \
+const SECOND_VERDICT: &str = "TODO(13): the second verdict brings the window to its minimum \
      of 2, with a share of failures of 0.5: open (W1)";
 
 const TOO_LATE: &str =
@@ -212,7 +212,7 @@ fn w1_w2_b6_a_stale_failure_never_enters_the_new_window() {
         &lab,
         "S",
         0,
-        "TODO(12): the window after closing holds S alone: neither a failure admitted before \
+        "TODO(13): the window after closing holds S alone: neither a failure admitted before \
          the circuit opened nor the probe that closed it enters it (W1, W2, B6)",
     );
     opens(&lab, "F", SECOND_VERDICT);
@@ -226,7 +226,7 @@ fn w1_w2_b6_a_stale_success_never_enters_the_new_window() {
         &lab,
         "F",
         1,
-        "TODO(12): the window after closing holds F alone, below the minimum of 2: neither a \
+        "TODO(13): the window after closing holds F alone, below the minimum of 2: neither a \
          success admitted before the circuit opened nor the probe that closed it enters it \
          (W1, W2, B6)",
     );
@@ -242,7 +242,7 @@ fn w1_k1_an_ignored_verdict_never_enters_the_window() {
         &lab,
         "FI",
         1,
-        "TODO(12): an ignored attempt is no verdict: the window holds F alone (W1, K1)",
+        "TODO(13): an ignored attempt is no verdict: the window holds F alone (W1, K1)",
     );
     opens(&lab, "S", SECOND_VERDICT);
 }
@@ -254,7 +254,7 @@ fn w1_b7_a_dropped_permit_never_enters_the_window() {
         &lab,
         "FD",
         1,
-        "TODO(12): a permit dropped unreported is no verdict: the window holds F alone (W1, B7)",
+        "TODO(13): a permit dropped unreported is no verdict: the window holds F alone (W1, B7)",
     );
     opens(&lab, "S", SECOND_VERDICT);
 }
@@ -280,7 +280,7 @@ fn w1_w2_rejections_and_probes_never_enter_the_window() {
         &lab,
         "F",
         1,
-        "TODO(12): the window after closing holds F alone, below the minimum of 2: \
+        "TODO(13): the window after closing holds F alone, below the minimum of 2: \
          neither the refusals nor the probe's success entered it (W1, W2)",
     );
     opens(&lab, "S", SECOND_VERDICT);
@@ -295,7 +295,7 @@ fn w1_a_share_just_under_the_rate_does_not_open() {
         &lab,
         "FFFSS",
         3,
-        "TODO(12): a share of 0.6 is below a rate of 0.601: compare the share itself, \
+        "TODO(13): a share of 0.6 is below a rate of 0.601: compare the share itself, \
          not a rounding of it (W1)",
     );
 }
@@ -306,7 +306,7 @@ fn w1_at_exactly_n_verdicts_the_oldest_still_counts() {
     opens(
         &lab,
         "FSS",
-        "TODO(12): F S S fills the window of 3 with 1 failure in 3, at least 0.3: the oldest \
+        "TODO(13): F S S fills the window of 3 with 1 failure in 3, at least 0.3: the oldest \
          verdict leaves only when a fourth arrives (W1)",
     );
 }
@@ -320,7 +320,7 @@ fn w1_a_window_breaker_shows_the_failures_in_its_window() {
         &lab,
         "FSFFSFFSF",
         6,
-        "TODO(12): CLOSED shows the failures in the window",
+        "TODO(13): CLOSED shows the failures in the window",
     );
     assert_eq!(
         lab.breaker.to_string(),
@@ -335,7 +335,7 @@ fn w1_a_window_breaker_shows_the_failures_in_its_window() {
 }
 
 /// A control: consecutive mode shows as in the core lab, so this passes
-/// before step 12.
+/// before step 13.
 #[test]
 fn w1_a_consecutive_breaker_shows_its_run_of_failures() {
     let lab = Lab::built(RetryBreaker::builder().threshold(3).cooldown(ms(10)));
@@ -353,7 +353,7 @@ fn w1_a_consecutive_breaker_shows_its_run_of_failures() {
 }
 
 /// A control: HALF-OPEN works as in the core lab in window mode too, so
-/// this passes before step 12.
+/// this passes before step 13.
 #[test]
 fn w1_a_failed_probe_in_window_mode_reopens_as_before() {
     let lab = lab(4, 2, 0.5);
@@ -363,7 +363,7 @@ fn w1_a_failed_probe_in_window_mode_reopens_as_before() {
     assert_eq!(
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
-        "TODO(12): HALF-OPEN works as in the core lab"
+        "TODO(13): HALF-OPEN works as in the core lab"
     );
 }
 
@@ -376,23 +376,23 @@ fn w1_the_share_is_compared_as_the_user_wrote_it() {
         &lab,
         &format!("{}{}", "SF".repeat(6), "S".repeat(12)),
         6,
-        "TODO(12): 6 failures in 24 verdicts, below the minimum of 25",
+        "TODO(13): 6 failures in 24 verdicts, below the minimum of 25",
     );
     opens(
         &lab,
         "F",
-        "TODO(12): 7 failures of 25 is a share of 0.28, which opens a window of r = 0.28",
+        "TODO(13): 7 failures of 25 is a share of 0.28, which opens a window of r = 0.28",
     );
 }
 
-/// Step 9's laws, with the advanced track's modes: ignored outcomes, k good
-/// probes to close, and small windows. It needs steps 10-12, so it lives in
+/// Step 10's laws, with the advanced track's modes: ignored outcomes, k good
+/// probes to close, and small windows. It needs steps 11-13, so it lives in
 /// the last of them.
 #[test]
 fn k1_s1_s2_w1_w2_permits_in_every_mode_obey_the_laws_at_every_step() {
-    crate::step9_explore::explore(
+    crate::step10_explore::explore(
         "a permit operation did not return (a deadlock?)",
-        crate::step9_explore::permits::advanced_scenario(),
-        crate::step9_explore::permits::check,
+        crate::step10_explore::permits::advanced_scenario(),
+        crate::step10_explore::permits::check,
     );
 }

@@ -409,7 +409,7 @@ pub fn check_with(case: &Interleaving, replay: Replay) -> Result<(), String> {
             Poll::Pending => {
                 if sleeping_cancelled {
                     return Err(format!(
-                        "call #{k} was cancelled while asleep, yet polling it did not end it (E7: stop sleeping when cancelled, TODO(7))"
+                        "call #{k} was cancelled while asleep, yet polling it did not end it (E7: stop sleeping when cancelled, TODO(8))"
                     ));
                 }
                 let mut w = world.borrow_mut();
@@ -548,7 +548,7 @@ fn check_calls(
                 .any(|e| matches!(e, Event::Invoked { .. }))
             {
                 return Err(format!(
-                    "call #{k} made an attempt after its token was cancelled (E2, TODO(7))"
+                    "call #{k} made an attempt after its token was cancelled (E2, TODO(8))"
                 ));
             }
         }
@@ -584,7 +584,7 @@ fn check_calls(
         };
         if !shape_ok {
             return Err(format!(
-                "call #{k} returned {result:?} after {invocations} attempt(s) and {slept} sleep(s): no sleep before the first attempt or after the last, retry only what is retryable, stop at a rejection (E3-E6, TODO(6); E2/E7, TODO(7))"
+                "call #{k} returned {result:?} after {invocations} attempt(s) and {slept} sleep(s): no sleep before the first attempt or after the last, retry only what is retryable, stop at a rejection (E3-E6, TODO(6); E2/E7, TODO(8))"
             ));
         }
     }

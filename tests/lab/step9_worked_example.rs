@@ -1,5 +1,5 @@
-//! Step 8, the lab's worked example end to end, as one timeline
-//! compared with a snapshot. No new TODO: this step passes when steps 1-7
+//! Step 9, the lab's worked example end to end, as one timeline
+//! compared with a snapshot. No new TODO: this step passes when steps 1-8
 //! work together (threshold 2, cooldown 10 ms, manual clock from t = 0).
 
 use std::fmt::Debug;
@@ -140,7 +140,7 @@ fn worked_example_end_to_end() {
         lab.advance(ms(5));
         let untouched = Script::new([]);
         call("call 3", 1, &untouched).await;
-        untouched.assert_calls(0, "steps 1-7");
+        untouched.assert_calls(0, "steps 1-8");
 
         lab.timeline.log(
             "--",
@@ -151,7 +151,7 @@ fn worked_example_end_to_end() {
         assert_state!(
             lab.breaker,
             State::Closed { failures: 0 },
-            "steps 1-7: the breaker must now be `State::Closed {{failures: 0}}`"
+            "steps 1-8: the breaker must now be `State::Closed {{failures: 0}}`"
         );
 
         lab.timeline.log(
@@ -160,7 +160,7 @@ fn worked_example_end_to_end() {
         );
         let retried = Script::new([Err(Fault::Timeout), Ok(5)]);
         call("call 5", 3, &retried).await;
-        retried.assert_calls(2, "steps 1-7");
+        retried.assert_calls(2, "steps 1-8");
 
         lab.timeline.log(
             "--",
@@ -170,7 +170,7 @@ fn worked_example_end_to_end() {
         let mut stale = pin!(stale);
         waiting(&lab, "call 6", stale.as_mut());
         // Call 11 is admitted in the same CLOSED generation, and its answer
-        // comes back only while the probe of step 7 is out: the case that
+        // comes back only while the probe of step 8 is out: the case that
         // only the student's generation check decides.
         let (late_release, late) = held(&lab, &cancel, "call 11", 11);
         let mut late = pin!(late);
@@ -200,7 +200,7 @@ fn worked_example_end_to_end() {
         let mut probe = pin!(probe);
         assert!(
             poll_once(probe.as_mut()).is_pending(),
-            "steps 1-7: the call must still be waiting at this point"
+            "steps 1-8: the call must still be waiting at this point"
         );
         lab.timeline.log(
             "call 9",
@@ -224,7 +224,7 @@ fn worked_example_end_to_end() {
         );
         let refused = Script::new([]);
         call("call 10", 3, &refused).await;
-        refused.assert_calls(0, "steps 1-7");
+        refused.assert_calls(0, "steps 1-8");
         release.cancel();
         log_return(&lab, "call 9", &finish(probe.as_mut()));
 

@@ -1,11 +1,11 @@
-//! Step 10 (advanced, optional), classification: the breaker counts what an
-//! outcome means, not whether it is `Ok` (TODO(10); rules K1-K3).
+//! Step 11 (advanced, optional), classification: the breaker counts what an
+//! outcome means, not whether it is `Ok` (TODO(11); rules K1-K3).
 
 use retry_breaker::{Recorded, State, Verdict};
 
 use crate::support::{Ending, Fault, Lab, Script, ms, no_backoff, run};
 
-const LOOPED: &str = "the retry loop did not stop: TODO(10), or the TODOs of steps 1-7";
+const LOOPED: &str = "the retry loop did not stop: TODO(11), or the TODOs of steps 1-8";
 
 /// The demo's reading of a payment gateway: a decline is the caller's
 /// mistake and proves the gateway alive; `Unavailable` here stands for our
@@ -61,7 +61,7 @@ fn k1_b7_an_ignored_verdict_reported_while_a_panic_unwinds_records_nothing() {
     // in it panics (an unfinished step's `todo!()`, say): in a process of
     // its own, that fails this test alone.
     if !crate::support::isolate(
-        "TODO(10): the process aborted while `Verdict::Ignored` was reported during a panic: \
+        "TODO(11): the process aborted while `Verdict::Ignored` was reported during a panic: \
          the report ran code that panicked while the caller's panic unwound (K1, B7). On a \
          crate whose earlier steps are unfinished that is their `todo!()`: do those first.",
     ) {
@@ -72,7 +72,7 @@ fn k1_b7_an_ignored_verdict_reported_while_a_panic_unwinds_records_nothing() {
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(10): `Verdict::Ignored` records nothing, even when reported while a panic unwinds: \
+        "TODO(11): `Verdict::Ignored` records nothing, even when reported while a panic unwinds: \
          dropping the permit to say \"ignored\" counts a failure then, as a permit dropped by a \
          panic does (K1, B7); a threshold-1 circuit opened"
     );
@@ -84,7 +84,7 @@ fn k1_b7_an_ignored_verdict_reported_while_a_panic_unwinds_records_nothing() {
         State::HalfOpen {
             probe_in_flight: false
         },
-        "TODO(10): an ignored probe hands its slot back, even when reported while a panic \
+        "TODO(11): an ignored probe hands its slot back, even when reported while a panic \
          unwinds; it does not reopen the circuit (K1, B7)"
     );
 }
@@ -96,12 +96,12 @@ fn k1_an_ignored_attempt_in_closed_counts_nothing_and_resets_nothing() {
     let recorded = lab.breaker.try_acquire().unwrap().report(Verdict::Ignored);
     assert_eq!(
         recorded, None,
-        "TODO(10): `report(Verdict::Ignored)` records nothing, so it must return None"
+        "TODO(11): `report(Verdict::Ignored)` records nothing, so it must return None"
     );
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 1 },
-        "TODO(10): an ignored attempt neither counts as a failure nor resets the count"
+        "TODO(11): an ignored attempt neither counts as a failure nor resets the count"
     );
 }
 
@@ -113,24 +113,24 @@ fn k1_an_ignored_probe_hands_its_slot_back() {
     let recorded = probe.report(Verdict::Ignored);
     assert_eq!(
         recorded, None,
-        "TODO(10): `report(Verdict::Ignored)` must return None"
+        "TODO(11): `report(Verdict::Ignored)` must return None"
     );
     assert_eq!(
         lab.breaker.state(),
         State::HalfOpen {
             probe_in_flight: false
         },
-        "TODO(10): an ignored probe gives its slot back, like a permit dropped unreported"
+        "TODO(11): an ignored probe gives its slot back, like a permit dropped unreported"
     );
     assert_eq!(
         lab.breaker.generation(),
         generation,
-        "TODO(10): an ignored probe makes no transition"
+        "TODO(11): an ignored probe makes no transition"
     );
     let next = lab.breaker.try_acquire();
     assert!(
         next.is_ok(),
-        "TODO(10): after an ignored probe the next attempt is the probe"
+        "TODO(11): after an ignored probe the next attempt is the probe"
     );
 }
 
@@ -140,22 +140,22 @@ fn k1_reported_verdicts_count_as_they_say() {
     assert_eq!(
         lab.breaker.try_acquire().unwrap().report(Verdict::Failure),
         Some(Recorded::Counted),
-        "TODO(10): a failure verdict is counted"
+        "TODO(11): a failure verdict is counted"
     );
     assert_eq!(
         lab.breaker.try_acquire().unwrap().report(Verdict::Ignored),
         None,
-        "TODO(10): an ignored verdict records nothing"
+        "TODO(11): an ignored verdict records nothing"
     );
     assert_eq!(
         lab.breaker.try_acquire().unwrap().report(Verdict::Success),
         Some(Recorded::Counted),
-        "TODO(10): a success verdict is counted"
+        "TODO(11): a success verdict is counted"
     );
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(10): the success reset the count"
+        "TODO(11): the success reset the count"
     );
 }
 
@@ -168,22 +168,22 @@ fn k1_k3_an_error_read_as_a_success_is_a_sign_of_life_and_still_reaches_the_call
         assert_eq!(
             result.ending(),
             "Task",
-            "TODO(10): the decline ends the call as the task's error (K3), got {result:?}"
+            "TODO(11): the decline ends the call as the task's error (K3), got {result:?}"
         );
         assert_eq!(
             result.attempt(),
             Some(1),
-            "TODO(10): the decline is not retried, so attempt 1 ends the call (K2), got {result:?}"
+            "TODO(11): the decline is not retried, so attempt 1 ends the call (K2), got {result:?}"
         );
         assert_eq!(
             result.cause(),
             Some(&Fault::Declined),
-            "TODO(10): the caller still gets the decline (K3), got {result:?}"
+            "TODO(11): the caller still gets the decline (K3), got {result:?}"
         );
         assert_eq!(
             lab.breaker.state(),
             State::Closed { failures: 0 },
-            "TODO(10): a decline is a sign of life, not a failure: the circuit stays CLOSED"
+            "TODO(11): a decline is a sign of life, not a failure: the circuit stays CLOSED"
         );
     });
 }
@@ -207,12 +207,12 @@ fn k1_k3_a_value_read_as_a_failure_counts_and_is_still_returned() {
         assert_eq!(
             result.ok(),
             Some(503),
-            "TODO(10): classification never changes what the caller gets back (K3)"
+            "TODO(11): classification never changes what the caller gets back (K3)"
         );
         assert_eq!(
             lab.breaker.state(),
             State::Open { remaining: ms(10) },
-            "TODO(10): an answer the classifier calls a failure counts as one"
+            "TODO(11): an answer the classifier calls a failure counts as one"
         );
     });
 }
@@ -226,28 +226,28 @@ fn k2_a_decline_is_not_retried_and_a_timeout_is_counted_and_retried() {
         assert_eq!(
             result.ending(),
             "Task",
-            "TODO(10): the decline ends the call as the task's error (K3): {result:?}"
+            "TODO(11): the decline ends the call as the task's error (K3): {result:?}"
         );
         assert_eq!(
             result.attempt(),
             Some(2),
-            "TODO(10): the timeout is retried, the decline ends the call at attempt 2 (K2): \
+            "TODO(11): the timeout is retried, the decline ends the call at attempt 2 (K2): \
              {result:?}"
         );
         assert_eq!(
             result.cause(),
             Some(&Fault::Declined),
-            "TODO(10): the call ends with the decline, unchanged (K3): {result:?}"
+            "TODO(11): the call ends with the decline, unchanged (K3): {result:?}"
         );
         assert_eq!(
             script.calls(),
             2,
-            "TODO(10): retrying is `retryable`'s business (K2)"
+            "TODO(11): retrying is `retryable`'s business (K2)"
         );
         assert_eq!(
             lab.breaker.state(),
             State::Closed { failures: 0 },
-            "TODO(10): the decline after the timeout is a sign of life, so it resets the count"
+            "TODO(11): the decline after the timeout is a sign of life, so it resets the count"
         );
     });
 }
@@ -267,20 +267,20 @@ fn k1_k2_an_ignored_probe_through_execute_frees_the_slot_and_is_not_retried() {
         assert_eq!(
             result.ending(),
             "Task",
-            "TODO(10): the ignored error is not retried and ends the call as the task's error \
+            "TODO(11): the ignored error is not retried and ends the call as the task's error \
              (K2): {result:?}"
         );
         assert_eq!(
             result.cause(),
             Some(&Fault::Unavailable),
-            "TODO(10): the caller still gets the error (K3): {result:?}"
+            "TODO(11): the caller still gets the error (K3): {result:?}"
         );
         assert_eq!(
             lab.breaker.state(),
             State::HalfOpen {
                 probe_in_flight: false
             },
-            "TODO(10): an ignored probe hands its slot back: no verdict, no transition"
+            "TODO(11): an ignored probe hands its slot back: no verdict, no transition"
         );
     });
 }

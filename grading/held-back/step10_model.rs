@@ -1,20 +1,20 @@
-//! Held back from the student edition: step 9's explorations judged by an
+//! Held back from the student edition: step 10's explorations judged by an
 //! exact model of the breaker, a second implementation of the rules written
-//! for clarity rather than speed. The student's own step 9 judges the same
-//! runs by laws over what the breaker says (`step9_explore/laws.rs`), which
+//! for clarity rather than speed. The student's own step 10 judges the same
+//! runs by laws over what the breaker says (`step10_explore/laws.rs`), which
 //! a student cannot paste into a TODO region; the model can, region by
 //! region, so it stays with the instructor. No TODO of its own: the TODOs of
-//! steps 1-7 (rules B2-B7, B9, E3-E7).
+//! steps 1-8 (rules B2-B7, B9, E3-E7).
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
 use retry_breaker::{Recorded, Rejected, State, WindowConfig};
 
-use crate::step9_explore::calls::{self, Event, Interleaving};
-use crate::step9_explore::explore;
-use crate::step9_explore::permits::{self, Judge, Op, Scenario, Seen};
-use crate::step9_explore::rules::*;
+use crate::step10_explore::calls::{self, Event, Interleaving};
+use crate::step10_explore::explore;
+use crate::step10_explore::permits::{self, Judge, Op, Scenario, Seen};
+use crate::step10_explore::rules::*;
 
 #[test]
 fn b2_to_b7_every_step_of_many_callers_agrees_with_the_exact_model() {
@@ -59,7 +59,9 @@ impl Judge for Exact {
         // The run keeps its permits in the same order, so the same index
         // picks the same permit as long as the admissions agreed.
         let taken = match seen.op {
-            Op::Report(i, _) | Op::Drop(i) | Op::Ignore(i) | Op::Panic(i) if !self.out.is_empty() => {
+            Op::Report(i, _) | Op::Drop(i) | Op::Ignore(i) | Op::Panic(i)
+                if !self.out.is_empty() =>
+            {
                 Some(self.out.remove(i % self.out.len()))
             }
             _ => None,

@@ -1,5 +1,5 @@
-//! Step 7, cancellation: a cancelled token stops the call before the next
-//! attempt and during a backoff sleep (TODO(7); rules E2, E7).
+//! Step 8, cancellation: a cancelled token stops the call before the next
+//! attempt and during a backoff sleep (TODO(8); rules E2, E7).
 
 use std::future::{Future, pending};
 use std::pin::{Pin, pin};
@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::{Ending, Fault, Lab, Script, linear, ms, poll_once, retryable, run};
 
-const LOOPED: &str = "the call did not notice its cancelled token: TODO(7)";
+const LOOPED: &str = "the call did not notice its cancelled token: TODO(8)";
 
 /// A token cancelled before the call starts.
 fn cancelled() -> CancellationToken {
@@ -28,7 +28,7 @@ fn assert_attempts_made(result: &Result<u32, ExecuteError<Fault>>, ran: u32) {
     assert_eq!(
         result.attempts_made(),
         Some(ran),
-        "TODO(7): `attempts_made` counts the attempts that ran before the cancellation was noticed, here {ran} (E2, E7)"
+        "TODO(8): `attempts_made` counts the attempts that ran before the cancellation was noticed, here {ran} (E2, E7)"
     );
 }
 
@@ -42,23 +42,23 @@ fn e2_a_token_cancelled_before_the_call_means_no_attempt_at_all() {
         assert_eq!(
             result.ending(),
             "Cancelled",
-            "TODO(7): check the token before every attempt (E2); got {result:?}"
+            "TODO(8): check the token before every attempt (E2); got {result:?}"
         );
         assert_attempts_made(&result, 0);
         assert_eq!(script.calls(), 0, "E2: the task is not invoked");
         assert_eq!(
             result.cause(),
             None,
-            "TODO(7): a call cancelled before its first attempt has no task error to carry (E2)"
+            "TODO(8): a call cancelled before its first attempt has no task error to carry (E2)"
         );
         assert_eq!(
             lab.breaker.state(),
             State::Closed { failures: 0 },
-            "TODO(7): the breaker must now be `State::Closed {{failures: 0}}`"
+            "TODO(8): the breaker must now be `State::Closed {{failures: 0}}`"
         );
         assert!(
             result.unwrap_err().to_string().contains("cancelled"),
-            "TODO(7): expected `result.unwrap_err().to_string().contains(\"cancelled\")`"
+            "TODO(8): expected `result.unwrap_err().to_string().contains(\"cancelled\")`"
         );
     });
 }
@@ -73,7 +73,7 @@ fn e2_a_cancelled_token_does_not_take_the_probe_slot() {
         assert_eq!(
             result.ending(),
             "Cancelled",
-            "TODO(7): a cancelled call must not even ask the breaker; got {result:?}"
+            "TODO(8): a cancelled call must not even ask the breaker; got {result:?}"
         );
         assert_attempts_made(&result, 0);
         assert_eq!(
@@ -81,7 +81,7 @@ fn e2_a_cancelled_token_does_not_take_the_probe_slot() {
             State::Open {
                 remaining: Duration::ZERO
             },
-            "TODO(7): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
+            "TODO(8): the breaker must now be `State::Open {{remaining: Duration::ZERO}}`"
         );
     });
 }
@@ -102,13 +102,13 @@ fn e7_a_token_cancelled_while_the_task_runs_stops_the_retries_and_the_outcome_st
         assert_eq!(
             result.ending(),
             "Cancelled",
-            "TODO(7): no attempt after the token is cancelled; got {result:?}"
+            "TODO(8): no attempt after the token is cancelled; got {result:?}"
         );
         assert_attempts_made(&result, 1);
-        script.assert_calls(1, "TODO(7)");
+        script.assert_calls(1, "TODO(8)");
         assert!(
             lab.sleeper.delays().is_empty(),
-            "TODO(7): a cancelled call does not start a backoff sleep"
+            "TODO(8): a cancelled call does not start a backoff sleep"
         );
         assert_eq!(
             lab.breaker.state(),
@@ -206,12 +206,12 @@ fn e7_a_cancellation_during_a_sleep_ends_the_call_promptly() {
     // one more poll must find it finished, not still asleep.
     let Some(outcome) = within_two_polls(call.as_mut()) else {
         panic!(
-            "TODO(7): the token was cancelled during the backoff sleep, but the call is still asleep (E7)"
+            "TODO(8): the token was cancelled during the backoff sleep, but the call is still asleep (E7)"
         );
     };
     assert_eq!(outcome.ending(), "Cancelled", "{outcome:?}");
     assert_attempts_made(&outcome, 1);
-    script.assert_calls(1, "TODO(7)");
+    script.assert_calls(1, "TODO(8)");
 }
 
 #[test]
@@ -223,10 +223,10 @@ fn e2_the_token_is_checked_again_before_every_attempt_not_only_the_first() {
         assert_eq!(
             result.ending(),
             "Cancelled",
-            "TODO(7): check the token before every attempt, not just the first (E2); got {result:?}"
+            "TODO(8): check the token before every attempt, not just the first (E2); got {result:?}"
         );
         assert_attempts_made(&result, 1);
-        script.assert_calls(1, "TODO(7)");
+        script.assert_calls(1, "TODO(8)");
     });
 }
 
@@ -245,7 +245,7 @@ impl Sleeper for Announced {
 #[test]
 fn e7_cancelling_from_another_task_wakes_a_call_that_sleeps_for_real() {
     run(
-        "the real sleep was not interrupted by the token (E7): TODO(7)",
+        "the real sleep was not interrupted by the token (E7): TODO(8)",
         async {
             let lab = Arc::new(Lab::new(3, ms(10)));
             let cancel = CancellationToken::new();
@@ -281,7 +281,7 @@ fn e7_cancelling_from_another_task_wakes_a_call_that_sleeps_for_real() {
             assert_eq!(
                 result.ending(),
                 "Cancelled",
-                "TODO(7): stop sleeping when the token is cancelled; got {result:?}"
+                "TODO(8): stop sleeping when the token is cancelled; got {result:?}"
             );
             assert_attempts_made(&result, 1);
         },
@@ -349,7 +349,7 @@ fn e5_e7_a_token_cancelled_during_any_attempt_lets_that_attempt_decide_and_start
                     assert_eq!(
                         shown(&result),
                         expected_when_cancelled_during(at, budget, outcome),
-                        "TODO(7): {case}: the attempt in flight decides (E7); its error is returned \
+                        "TODO(8): {case}: the attempt in flight decides (E7); its error is returned \
                          if nothing would be retried (E5); otherwise the token ends the call"
                     );
                     assert_eq!(
@@ -361,7 +361,7 @@ fn e5_e7_a_token_cancelled_during_any_attempt_lets_that_attempt_decide_and_start
                     assert_eq!(
                         lab.sleeper.delays(),
                         slept,
-                        "TODO(7): {case}: the sleeper must not even be asked for a sleep once the \
+                        "TODO(8): {case}: the sleeper must not even be asked for a sleep once the \
                          token is cancelled (E7)"
                     );
                     let failures = if outcome.is_ok() { 0 } else { at };
@@ -395,20 +395,20 @@ fn e7_a_token_cancelled_while_an_attempt_is_still_running_does_not_abandon_it() 
             );
             assert!(
                 poll_once(call.as_mut()).is_pending(),
-                "TODO(7): {case}: execute does not abort a running attempt; cancelling it is the \
+                "TODO(8): {case}: execute does not abort a running attempt; cancelling it is the \
                  task's business (E7)"
             );
             gate.open(outcome);
             let result = match poll_once(call.as_mut()) {
                 Poll::Ready(result) => result,
                 Poll::Pending => panic!(
-                    "TODO(7): {case}: the call must end once the attempt has, without a sleep (E7)"
+                    "TODO(8): {case}: the call must end once the attempt has, without a sleep (E7)"
                 ),
             };
             assert_eq!(
                 shown(&result),
                 expected_when_cancelled_during(1, budget, outcome),
-                "TODO(7): {case} (E5, E7)"
+                "TODO(8): {case} (E5, E7)"
             );
             assert_eq!(gate.started(), 1, "{case}: no further attempt (E2)");
             assert!(
@@ -437,17 +437,17 @@ fn e2_a_cancelled_token_wins_over_an_open_circuit_and_asks_nothing() {
         assert_eq!(
             result.ending(),
             "Cancelled",
-            "TODO(7): the token is checked before the breaker is asked (E2); got {result:?}"
+            "TODO(8): the token is checked before the breaker is asked (E2); got {result:?}"
         );
         assert_attempts_made(&result, 0);
         assert_eq!(
             lab.breaker.state(),
             State::Open { remaining: ms(7) },
-            "TODO(7): the breaker must now be `State::Open {{remaining: ms(7)}}`"
+            "TODO(8): the breaker must now be `State::Open {{remaining: ms(7)}}`"
         );
         assert!(
             lab.sleeper.delays().is_empty(),
-            "TODO(7): no backoff sleep may be asked for here"
+            "TODO(8): no backoff sleep may be asked for here"
         );
     });
 }
@@ -500,20 +500,20 @@ fn e7_a_call_cancelled_during_its_backoff_carries_the_failure_it_was_waiting_to_
         // cancels the token; one more poll must find the call finished.
         let Some(result) = within_two_polls(call.as_mut()) else {
             panic!(
-                "TODO(7): the token was cancelled during the sleep after attempt {nth}, but \
+                "TODO(8): the token was cancelled during the sleep after attempt {nth}, but \
                  the call is still asleep (E7)"
             );
         };
         assert_eq!(
             result.ending(),
             "Cancelled",
-            "TODO(7): the token was cancelled during the sleep after attempt {nth}, so the call \
+            "TODO(8): the token was cancelled during the sleep after attempt {nth}, so the call \
              ends cancelled (E7); got {result:?}"
         );
         assert_eq!(
             result.cause(),
             Some(&faults[nth - 1]),
-            "TODO(7): a call cancelled during the sleep after attempt {nth} carries that \
+            "TODO(8): a call cancelled during the sleep after attempt {nth} carries that \
              attempt's error, the failure it was waiting to retry, as a refusal does (E7, E10); \
              pass `previous` on to `cancelled`; got {result:?}"
         );
@@ -530,20 +530,20 @@ fn e2_a_call_cancelled_before_its_next_attempt_carries_the_failure_before_it() {
         assert_eq!(
             result.attempts_made(),
             Some(1),
-            "TODO(7): the token is checked before attempt 2, so one attempt ran (E2); got \
+            "TODO(8): the token is checked before attempt 2, so one attempt ran (E2); got \
              {result:?}"
         );
         assert_eq!(
             result.cause(),
             Some(&Fault::Unavailable),
-            "TODO(7): a call cancelled before its next attempt carries the error of the attempt \
+            "TODO(8): a call cancelled before its next attempt carries the error of the attempt \
              before it (E2, E10); got {result:?}"
         );
         let error = result.unwrap_err();
         assert_eq!(
             std::error::Error::source(&error).map(ToString::to_string),
             Some("unavailable".to_owned()),
-            "TODO(7): the cancellation's `source()` is the last attempt's error (E2, E10)"
+            "TODO(8): the cancellation's `source()` is the last attempt's error (E2, E10)"
         );
     });
 }
@@ -568,12 +568,12 @@ fn e7_a_call_cancelled_after_a_failed_attempt_carries_its_error_without_sleeping
         assert_eq!(
             result.attempts_made(),
             Some(2),
-            "TODO(7): two attempts ran before the token was noticed (E7); got {result:?}"
+            "TODO(8): two attempts ran before the token was noticed (E7); got {result:?}"
         );
         assert_eq!(
             result.cause(),
             Some(&Fault::Unavailable),
-            "TODO(7): the call ends cancelled with attempt 2's error, not attempt 1's and not \
+            "TODO(8): the call ends cancelled with attempt 2's error, not attempt 1's and not \
              none (E7, E10); got {result:?}"
         );
     });
@@ -590,18 +590,18 @@ fn e2_a_cancelled_policy_makes_no_attempt() {
         assert_eq!(
             result.ending(),
             "Cancelled",
-            "TODO(7): a policy's cancelled token ends its calls before any attempt (E2); got \
+            "TODO(8): a policy's cancelled token ends its calls before any attempt (E2); got \
              {result:?}"
         );
         assert_eq!(
             result.attempts_made(),
             Some(0),
-            "TODO(7): no attempt ran before the cancellation was noticed (E2); got {result:?}"
+            "TODO(8): no attempt ran before the cancellation was noticed (E2); got {result:?}"
         );
         assert_eq!(
             script.calls(),
             0,
-            "TODO(7): the policy's task is not called (E2)"
+            "TODO(8): the policy's task is not called (E2)"
         );
     });
 }

@@ -1,5 +1,5 @@
-//! Step 11 (advanced, optional), the success threshold: HALF-OPEN closes
-//! only after k good probes in a row (TODO(11); rules S1, S2).
+//! Step 12 (advanced, optional), the success threshold: HALF-OPEN closes
+//! only after k good probes in a row (TODO(12); rules S1, S2).
 
 use retry_breaker::{
     ConfigError, ManualClock, Permit, Phase, Recorded, Rejected, RetryBreaker, State, Verdict,
@@ -43,7 +43,7 @@ fn s2_a_success_threshold_of_zero_is_a_configuration_error() {
     assert_eq!(
         built.err(),
         Some(ConfigError::ZeroSuccessThreshold),
-        "TODO(11): k = 0 must be refused with ConfigError::ZeroSuccessThreshold"
+        "TODO(12): k = 0 must be refused with ConfigError::ZeroSuccessThreshold"
     );
 }
 
@@ -54,22 +54,22 @@ fn s1_half_open_closes_only_after_k_good_probes() {
     good_probe(
         &lab,
         STILL_HALF_OPEN,
-        "TODO(11): one good probe of three leaves the circuit HALF-OPEN, waiting for the next probe",
+        "TODO(12): one good probe of three leaves the circuit HALF-OPEN, waiting for the next probe",
     );
     good_probe(
         &lab,
         STILL_HALF_OPEN,
-        "TODO(11): two good probes of three leave the circuit HALF-OPEN",
+        "TODO(12): two good probes of three leave the circuit HALF-OPEN",
     );
     good_probe(
         &lab,
         State::Closed { failures: 0 },
-        "TODO(11): the third good probe closes the circuit",
+        "TODO(12): the third good probe closes the circuit",
     );
     assert_eq!(
         phases(&lab),
         CLOSED_AGAIN,
-        "TODO(11): good probes short of k are no transition"
+        "TODO(12): good probes short of k are no transition"
     );
 }
 
@@ -82,7 +82,7 @@ fn s1_only_probes_count_towards_closing_a_success_in_closed_is_no_probe() {
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(11): good probes are counted in HALF-OPEN only; a success in a CLOSED circuit \
+        "TODO(12): good probes are counted in HALF-OPEN only; a success in a CLOSED circuit \
          leaves it CLOSED (S1)"
     );
     second.failure(); // threshold 1: this opens the circuit
@@ -90,19 +90,19 @@ fn s1_only_probes_count_towards_closing_a_success_in_closed_is_no_probe() {
     good_probe(
         &lab,
         STILL_HALF_OPEN,
-        "TODO(11): one good probe of two leaves the circuit HALF-OPEN (S1)",
+        "TODO(12): one good probe of two leaves the circuit HALF-OPEN (S1)",
     );
     good_probe(
         &lab,
         State::Closed { failures: 0 },
-        "TODO(11): the second good probe closes the circuit (S1)",
+        "TODO(12): the second good probe closes the circuit (S1)",
     );
     // Closed again: successes are no probes, and every attempt is admitted.
     let permits: Vec<_> = (0..3)
         .map(|_| {
             lab.breaker
                 .try_acquire()
-                .expect("TODO(11): a CLOSED circuit admits every attempt, whatever k is (S1)")
+                .expect("TODO(12): a CLOSED circuit admits every attempt, whatever k is (S1)")
         })
         .collect();
     for permit in permits {
@@ -110,13 +110,13 @@ fn s1_only_probes_count_towards_closing_a_success_in_closed_is_no_probe() {
         assert_eq!(
             lab.breaker.state(),
             State::Closed { failures: 0 },
-            "TODO(11): a success in CLOSED only resets the failure count; it is no probe (S1)"
+            "TODO(12): a success in CLOSED only resets the failure count; it is no probe (S1)"
         );
     }
     assert_eq!(
         phases(&lab),
         CLOSED_AGAIN,
-        "TODO(11): successes in CLOSED make no transition (S1)"
+        "TODO(12): successes in CLOSED make no transition (S1)"
     );
 }
 
@@ -128,23 +128,23 @@ fn s1_probes_still_go_one_at_a_time() {
     assert_eq!(
         lab.breaker.try_acquire().err(),
         Some(Rejected::ProbeInFlight),
-        "TODO(11): one probe at a time"
+        "TODO(12): one probe at a time"
     );
     first.success();
     let second = lab
         .breaker
         .try_acquire()
-        .expect("TODO(11): after a good probe short of k, the next attempt is the next probe");
+        .expect("TODO(12): after a good probe short of k, the next attempt is the next probe");
     assert_eq!(
         lab.breaker.try_acquire().err(),
         Some(Rejected::ProbeInFlight),
-        "TODO(11): the second probe is alone too"
+        "TODO(12): the second probe is alone too"
     );
     second.success();
     assert_eq!(
         lab.breaker.state(),
         State::Closed { failures: 0 },
-        "TODO(11): two good probes of two close"
+        "TODO(12): two good probes of two close"
     );
 }
 
@@ -160,12 +160,12 @@ fn s2_a_failure_after_good_probes_reopens_for_a_whole_cooldown() {
     assert_eq!(
         lab.breaker.state(),
         State::Open { remaining: ms(10) },
-        "TODO(11): any failed probe reopens for a whole new cooldown"
+        "TODO(12): any failed probe reopens for a whole new cooldown"
     );
     assert_eq!(
         phases(&lab),
         REOPENED,
-        "TODO(11): the circuit stayed HALF-OPEN through the good probes, and the failed one reopened it"
+        "TODO(12): the circuit stayed HALF-OPEN through the good probes, and the failed one reopened it"
     );
 }
 
@@ -179,12 +179,12 @@ fn s2_the_next_half_open_counts_its_good_probes_from_zero() {
     good_probe(
         &lab,
         STILL_HALF_OPEN,
-        "TODO(11): the good probe before the reopening must not count in the new HALF-OPEN",
+        "TODO(12): the good probe before the reopening must not count in the new HALF-OPEN",
     );
     good_probe(
         &lab,
         State::Closed { failures: 0 },
-        "TODO(11): two good probes of this HALF-OPEN close",
+        "TODO(12): two good probes of this HALF-OPEN close",
     );
 }
 
@@ -196,17 +196,17 @@ fn s1_k1_an_ignored_probe_neither_counts_nor_breaks_the_run() {
     assert_eq!(
         lab.probe().report(Verdict::Ignored),
         None,
-        "an ignored probe records nothing: TODO(10)"
+        "an ignored probe records nothing: TODO(11)"
     );
     assert_eq!(
         lab.breaker.state(),
         STILL_HALF_OPEN,
-        "TODO(11): an ignored probe is no good probe"
+        "TODO(12): an ignored probe is no good probe"
     );
     good_probe(
         &lab,
         State::Closed { failures: 0 },
-        "TODO(11): the ignored probe did not reset the run: two good probes close",
+        "TODO(12): the ignored probe did not reset the run: two good probes close",
     );
 }
 
@@ -223,19 +223,19 @@ fn s1_the_threshold_is_reported() {
         good_probe(
             &lab,
             STILL_HALF_OPEN,
-            &format!("TODO(11): {n} good probe(s) of 4 leave the circuit HALF-OPEN"),
+            &format!("TODO(12): {n} good probe(s) of 4 leave the circuit HALF-OPEN"),
         );
     }
     lab.probe().success();
     assert_eq!(
         lab.breaker.state().phase(),
         Phase::Closed,
-        "TODO(11): the fourth closes"
+        "TODO(12): the fourth closes"
     );
 }
 
 /// A control: with k = 1 the core lab's answer is the right one, so this
-/// passes before step 11; it guards against a success threshold counted
+/// passes before step 12; it guards against a success threshold counted
 /// one too high.
 #[test]
 fn s1_k1_one_good_probe_closes_exactly_as_the_core_lab() {
@@ -244,12 +244,12 @@ fn s1_k1_one_good_probe_closes_exactly_as_the_core_lab() {
     good_probe(
         &lab,
         State::Closed { failures: 0 },
-        "TODO(11): with k = 1 the first good probe closes, as in the core lab (S1)",
+        "TODO(12): with k = 1 the first good probe closes, as in the core lab (S1)",
     );
     assert_eq!(
         phases(&lab),
         CLOSED_AGAIN,
-        "TODO(11): with k = 1 the transitions are the core lab's (S1)"
+        "TODO(12): with k = 1 the transitions are the core lab's (S1)"
     );
 }
 
@@ -274,7 +274,7 @@ fn s1_b6_a_stale_success_is_no_good_probe() {
     assert_eq!(
         lab.breaker.state(),
         STILL_HALF_OPEN,
-        "TODO(11): only a probe's success counts towards k: one good probe of two (S1, B6)"
+        "TODO(12): only a probe's success counts towards k: one good probe of two (S1, B6)"
     );
 }
 
@@ -285,13 +285,13 @@ fn s2_b6_a_stale_failure_does_not_break_the_run_of_good_probes() {
     assert_eq!(
         lab.breaker.state(),
         STILL_HALF_OPEN,
-        "TODO(11): a stale failure reopens nothing: one good probe of two, still HALF-OPEN \
+        "TODO(12): a stale failure reopens nothing: one good probe of two, still HALF-OPEN \
          (S2, B6)"
     );
     good_probe(
         &lab,
         State::Closed { failures: 0 },
-        "TODO(11): a stale failure is no failed probe: two good probes close (S2, B6)",
+        "TODO(12): a stale failure is no failed probe: two good probes close (S2, B6)",
     );
 }
 
@@ -303,7 +303,7 @@ fn s1_a_breaker_names_its_success_threshold_while_half_open() {
     assert_eq!(
         lab.breaker.to_string(),
         "HALF-OPEN (waiting for a probe; 3 good probes in a row close it)",
-        "TODO(11): after one good probe of three the circuit is HALF-OPEN, and it says what \
+        "TODO(12): after one good probe of three the circuit is HALF-OPEN, and it says what \
          closes it (S1)"
     );
     let shown = format!("{:?}", lab.breaker);
@@ -314,7 +314,7 @@ fn s1_a_breaker_names_its_success_threshold_while_half_open() {
 }
 
 /// A control: with k = 1 HALF-OPEN is the core lab's, and so is its text,
-/// so this passes before step 11; it guards against naming a threshold of
+/// so this passes before step 12; it guards against naming a threshold of
 /// one good probe.
 #[test]
 fn s1_a_breaker_that_closes_on_one_good_probe_shows_half_open_as_the_core_lab() {

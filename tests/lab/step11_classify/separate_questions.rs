@@ -11,7 +11,7 @@ use retry_breaker::{ExecuteError, GaveUp, RetryPolicy, State, Verdict};
 
 use crate::support::{Ending, Fault, Lab, Script, ms, retryable, run};
 
-const LOOPED: &str = "the retry loop did not stop: TODO(10), or the TODOs of steps 1-7";
+const LOOPED: &str = "the retry loop did not stop: TODO(11), or the TODOs of steps 1-8";
 
 /// The attempt under test fails with `fault`; the attempts around it fail
 /// with `Unavailable`, which the classifier ignores, so the breaker's count
@@ -79,27 +79,27 @@ fn k2_k3_retrying_follows_retryable_and_the_count_follows_the_verdict_in_every_c
                         assert_eq!(
                             calls,
                             if retried { 3 } else { 2 },
-                            "TODO(10): {case}: whether the call retries is `retryable`'s \
+                            "TODO(11): {case}: whether the call retries is `retryable`'s \
                              decision alone, whatever the verdict (K2)"
                         );
                         if retried {
                             assert_eq!(
                                 result.attempt(),
                                 Some(3),
-                                "TODO(10): {case}: the retry ran and attempt 3 ended the call (K2); \
+                                "TODO(11): {case}: the retry ran and attempt 3 ended the call (K2); \
                                  got {result:?}"
                             );
                         } else {
                             assert_eq!(
                                 result.attempt(),
                                 Some(2),
-                                "TODO(10): {case}: the call ends with attempt 2 (K2); got \
+                                "TODO(11): {case}: the call ends with attempt 2 (K2); got \
                                  {result:?}"
                             );
                             assert_eq!(
                                 result.cause(),
                                 Some(&fault),
-                                "TODO(10): {case}: the caller gets the task's error unchanged, \
+                                "TODO(11): {case}: the caller gets the task's error unchanged, \
                                  whatever its verdict (K3); got {result:?}"
                             );
                             let reason = if budget == 2 {
@@ -110,7 +110,7 @@ fn k2_k3_retrying_follows_retryable_and_the_count_follows_the_verdict_in_every_c
                             assert_eq!(
                                 result.reason(),
                                 Some(reason),
-                                "TODO(10): {case}: the reason for giving up comes from the budget \
+                                "TODO(11): {case}: the reason for giving up comes from the budget \
                                  and `retryable`, never from the verdict (K2, E5); got {result:?}"
                             );
                         }
@@ -122,7 +122,7 @@ fn k2_k3_retrying_follows_retryable_and_the_count_follows_the_verdict_in_every_c
                         assert_eq!(
                             lab.breaker.state(),
                             State::Closed { failures },
-                            "TODO(10): {case}: the breaker records the verdict alone, so one \
+                            "TODO(11): {case}: the breaker records the verdict alone, so one \
                              failure on record becomes {failures} (K1, K2)"
                         );
                     });
