@@ -10,9 +10,9 @@
 //! advanced track). The breaker calls the methods below, with the
 //! signatures below; everything else is your choice: how the circuit
 //! remembers which state it is in, what it counts, when its cooldown ends,
-//! which generation it is in, and which helpers you write. `Deadline`
-//! (`deadline.rs`) and `Window` (`window.rs`, step 13) are there if you want
-//! them. LAB.md gives the rules, one step at a time; grow the design with
+//! which generation it is in, and which helpers you write (`deadline.rs`
+//! is there for a type that says when a cooldown ends, if you want one).
+//! `Window` (`window.rs`, step 13) is there if you want it. LAB.md gives the rules, one step at a time; grow the design with
 //! them rather than writing it all at once.
 
 use std::time::Duration;
@@ -168,12 +168,10 @@ impl Circuit {
     /// panic (the user's clock, B12) before it changed anything. The
     /// current probe hands its slot back with no verdict, as a dropped
     /// probe does; any other attempt holds no slot, and nothing was counted.
-    ///
-    /// Do not leave this to `abandon` for every attempt: `abandon` is step
-    /// 4's, and a clock that panics while CLOSED (step 1) must not need it.
+    /// `RetryBreaker::record` calls it once you have written its part of
+    /// step 4.
     pub(crate) fn interrupted(&mut self, generation: Generation) {
-        // TODO(2): a current probe gives its slot back (B5, B12)
-        // TODO(4): `abandon` can do it
+        // TODO(4): a current probe gives its slot back (B12); `abandon` can do it
     }
 
     /// Takes the transition made by the last operation, if any, for the

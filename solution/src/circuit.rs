@@ -286,9 +286,8 @@ impl Circuit {
     /// current probe hands its slot back with no verdict, as a dropped
     /// probe does; any other attempt holds no slot, and nothing was counted.
     ///
-    /// `abandon` alone would do the same, but it is step 4's TODO: asking
-    /// it only for the current probe keeps a clock that panics at a trip
-    /// (step 1) independent of how far the student has come.
+    /// `abandon` alone would do the same; asking it only for the current
+    /// probe says which attempt an interruption can concern.
     pub(crate) fn interrupted(&mut self, generation: Generation) {
         if self.mode == (Mode::HalfOpen { probe_out: true }) && generation == self.generation {
             self.abandon(generation);

@@ -241,26 +241,17 @@ impl<C: Clock> RetryBreaker<C> {
     /// (B11), so the first panic reaches its caller unchanged and the
     /// process never aborts. Nothing was counted, so the answer is then
     /// [`Recorded::Stale`].
+    // (Generated: the TODO below leaves names unused until it is done.)
+    #[allow(unused_variables, unused_mut, unreachable_code)]
     fn record(
         &self,
         generation: Generation,
         operation: impl FnOnce(&mut Circuit, &C) -> Recorded,
     ) -> Recorded {
-        let (recorded, transition) = self.locked(|circuit, clock| {
-            let recorded = panic::catch_unwind(AssertUnwindSafe(|| operation(circuit, clock)));
-            if recorded.is_err() {
-                circuit.interrupted(generation);
-            }
-            recorded
-        });
-        if let Some(transition) = transition {
-            self.notify(&transition);
-        }
-        match recorded {
-            Ok(recorded) => recorded,
-            Err(_) if thread::panicking() => Recorded::Stale,
-            Err(payload) => panic::resume_unwind(payload),
-        }
+        // TODO(4): a clock that panics while an outcome is recorded gives the attempt back with no verdict; its panic reaches the reporter, unless one already unwinds (B12)
+        // For now, a stand-in that ignores this rule, so the earlier steps keep working:
+        let _ = generation;
+        self.update(operation)
     }
 
     pub(crate) fn abandon(&self, generation: Generation) {

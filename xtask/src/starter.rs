@@ -601,4 +601,40 @@ fn helper() {
         let line = first.unwrap().starter_line;
         assert!(untouched.lines().nth(line - 1).unwrap().contains("TODO(2)"));
     }
+
+    /// The code a student writes in the core lab: the lines the starter
+    /// with steps 1 to the last core step done has and the untouched
+    /// starter does not (comments, attributes and lines of braces alone
+    /// left out). The issue that made the circuit the student's design asked
+    /// for at least 200; `grading/weights.toml` gives the figure per step.
+    #[test]
+    fn the_core_lab_has_the_student_write_at_least_200_lines() {
+        let src = crate::root().join("solution/src");
+        let code_lines = |keep_below: u32| {
+            let mut lines: std::collections::BTreeMap<String, usize> = Default::default();
+            for (_, text) in generate(&src, keep_below).unwrap().files {
+                for line in text.lines().map(str::trim) {
+                    let code = !(line.is_empty()
+                        || line.starts_with("//")
+                        || line.starts_with("#[")
+                        || line.chars().all(|c| "{}()[];,".contains(c)));
+                    if code {
+                        *lines.entry(line.to_owned()).or_default() += 1;
+                    }
+                }
+            }
+            lines
+        };
+        let untouched = code_lines(1);
+        let core_done = code_lines(crate::scoreboard::LAST_CORE_STEP + 1);
+        let written: usize = core_done
+            .iter()
+            .map(|(line, n)| n.saturating_sub(untouched.get(line).copied().unwrap_or(0)))
+            .sum();
+        assert!(
+            written >= 200,
+            "the core lab has the student write {written} lines"
+        );
+        eprintln!("the core lab has the student write {written} lines");
+    }
 }
