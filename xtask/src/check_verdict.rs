@@ -1,5 +1,5 @@
 //! `cargo xtask check-verdict [RUNS]`: the suite's verdict is a function of
-//! the code alone (E9). A student crate with one wrong step-7 answer is
+//! the code alone (E9). A student crate with one wrong step-8 answer is
 //! judged again and again, through `just`'s environment and through a plain
 //! `cargo test` from a shell that sets `RUST_BACKTRACE`: every run must fail
 //! the same tests, step 8 among them, and no run may change a file of the
