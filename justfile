@@ -104,7 +104,7 @@ check-pictures:
 # student's machine may have no browser; CI installs Chromium and runs it.
 # Without Chromium it fails and says how to install it.
 
-# The demo's HTML report in headless Chromium: one timeline per scenario; the PNG stays in target/demo-report-check/ (cargo: `cargo test -p retry-breaker-demo --test report_in_chromium -- --ignored`).
+# The demo's HTML report in headless Chromium: one timeline per scenario and the fleet's chart; the PNG stays in target/demo-report-check/ (cargo: `cargo test -p retry-breaker-demo --test report_in_chromium -- --ignored`).
 check-report:
     cargo test -p retry-breaker-demo --test report_in_chromium -- --ignored --nocapture
 

@@ -1,7 +1,7 @@
 //! One gateway, three checkout nodes, over real HTTP on loopback: each node
 //! keeps its own breaker, and the nodes are linked as a fleet through an
 //! in-memory store in this process (between processes the same link runs
-//! over Redis: `just fleet --redis`). Printed only, as the routes are.
+//! over Redis: `just fleet --redis`). Printed, and charted in the HTML report.
 //!
 //! The orders go to the nodes in turn, as a load balancer would send them,
 //! while the gateway is down and then healthy again. Run once with every
@@ -95,6 +95,43 @@ pub struct FleetReport {
     /// Linked, the nodes' failures added up.
     pub linked: FleetRun,
     settings: Settings,
+    /// Orders placed while the gateway was down, across the nodes.
+    orders_down: u32,
+}
+
+impl FleetReport {
+    /// The run's settings in one line, for the report's chart.
+    pub fn subtitle(&self) -> String {
+        format!(
+            "Orders go to the nodes in turn, one every {:?}: the gateway is down for the first {} \
+             and healthy for the next {}. Threshold {} and cooldown {:?} on every node.",
+            SPACING,
+            self.orders_down,
+            self.orders_down,
+            self.settings.breaker.threshold,
+            self.settings.breaker.cooldown
+        )
+    }
+
+    /// What the chart shows, as the sentence under it.
+    pub fn caption(&self) -> String {
+        format!(
+            "Three checkout nodes, each with its own breaker, take orders in turn from one load \
+             balancer while the payment gateway is down, then healthy. On their own, every node \
+             has to fail {} times before it stops sending requests: {} reached the dead gateway. \
+             Linked as a fleet, their failures add up and one probe under the fleet's lease \
+             speaks for all: {} reached it.",
+            self.settings.breaker.threshold,
+            self.local.reached_while_down,
+            self.linked.reached_while_down
+        )
+    }
+
+    /// How many of each node's orders came while the gateway was down (the
+    /// orders go to the nodes in turn).
+    pub fn down_per_node(&self) -> usize {
+        (self.orders_down as usize).div_ceil(NODES)
+    }
 }
 
 /// Runs the three nodes local-only and then linked.
@@ -112,6 +149,7 @@ pub async fn three_nodes(
         local,
         linked,
         settings,
+        orders_down: ORDERS_DOWN,
     })
 }
 
@@ -236,8 +274,8 @@ impl fmt::Display for FleetReport {
              {:?}). ✓ served, ✗ failed, · refused without a request, P and p the fleet's probe \
              failing and succeeding.",
             SPACING,
-            ORDERS_DOWN,
-            ORDERS_DOWN,
+            self.orders_down,
+            self.orders_down,
             self.settings.breaker.threshold,
             self.settings.breaker.cooldown
         )?;
@@ -254,5 +292,37 @@ impl fmt::Display for FleetReport {
             self.settings.breaker.threshold
         )?;
         write!(f, "{}", self.linked)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Three nodes of three orders each, two of them while the gateway was
+    /// down: on their own every node fails twice; linked, two failures open
+    /// the fleet and one probe closes it.
+    pub(crate) fn report() -> FleetReport {
+        use Mark::{Failed, ProbeServed, Refused, Served};
+        FleetReport {
+            local: FleetRun {
+                linked: false,
+                timelines: vec![vec![Failed, Failed, Served]; NODES],
+                reached_while_down: 6,
+                first_incident: 6,
+            },
+            linked: FleetRun {
+                linked: true,
+                timelines: vec![
+                    vec![Failed, Refused, ProbeServed],
+                    vec![Failed, Refused, Served],
+                    vec![Refused, Served, Served],
+                ],
+                reached_while_down: 2,
+                first_incident: 2,
+            },
+            settings: Settings::demo(),
+            orders_down: 6,
+        }
     }
 }

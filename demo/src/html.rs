@@ -15,6 +15,13 @@ use crate::report::ScenarioReport;
 pub enum Section<'a> {
     /// A scenario that ran: its story and its timeline.
     Ran(&'a ScenarioReport),
+    /// A chart drawn elsewhere (the fleet's), with the sentence under it.
+    Picture {
+        /// The chart, an `<svg>` element.
+        svg: &'a str,
+        /// What it shows.
+        caption: &'a str,
+    },
     /// A scenario that stopped (the starter's unfinished code): why.
     Stopped {
         /// The scenario's heading.
@@ -70,6 +77,10 @@ p.stopped { color: #c62828; }
                     "<p class=\"story\">{}</p>",
                     svg::escape(&report.story.replace('\n', " "))
                 );
+            }
+            Section::Picture { svg, caption } => {
+                html.push_str(svg);
+                let _ = writeln!(html, "<p class=\"story\">{}</p>", svg::escape(caption));
             }
             Section::Stopped { heading, why } => {
                 let _ = writeln!(

@@ -87,11 +87,15 @@ async fn main() -> ExitCode {
         }
     }
 
-    // One breaker across a fleet of checkout nodes. Printed only, as above.
+    // One breaker across a fleet of checkout nodes, printed and charted.
+    let mut fleet_chart = None;
     if !cancel.is_cancelled() {
-        if let Err(error) = fleet(settings, cancel.clone()).await {
-            eprintln!("one gateway, three checkout nodes: could not run: {error}");
-            return ExitCode::FAILURE;
+        match fleet(settings, cancel.clone()).await {
+            Ok(chart) => fleet_chart = chart,
+            Err(error) => {
+                eprintln!("one gateway, three checkout nodes: could not run: {error}");
+                return ExitCode::FAILURE;
+            }
         }
     }
 
@@ -110,13 +114,16 @@ async fn main() -> ExitCode {
             Err(why) => (scenario.heading(), Err(why.as_str())),
         });
     }
-    let sections: Vec<Section<'_>> = stopped
+    let mut sections: Vec<Section<'_>> = stopped
         .iter()
         .map(|(heading, report)| match report {
             Ok(report) => Section::Ran(report),
             Err(why) => Section::Stopped { heading, why },
         })
         .collect();
+    if let Some((svg, caption)) = &fleet_chart {
+        sections.push(Section::Picture { svg, caption });
+    }
     let code = if cancel.is_cancelled() {
         println!("Interrupted by Ctrl-C.");
         ExitCode::from(130)
@@ -149,10 +156,11 @@ async fn main() -> ExitCode {
 async fn fleet(
     settings: Settings,
     cancel: CancellationToken,
-) -> Result<(), retry_breaker_demo::scenarios::DemoError> {
+) -> Result<Option<(String, String)>, retry_breaker_demo::scenarios::DemoError> {
     let report = retry_breaker_demo::fleet::three_nodes(settings, cancel).await?;
     println!("{report}");
-    Ok(())
+    let chart = retry_breaker_demo::chart::fleet::render(&report);
+    Ok(Some((chart, report.caption())))
 }
 
 /// The fleet is reference code built on the solution, so a run on your
@@ -161,12 +169,12 @@ async fn fleet(
 async fn fleet(
     _: Settings,
     _: CancellationToken,
-) -> Result<(), retry_breaker_demo::scenarios::DemoError> {
+) -> Result<Option<(String, String)>, retry_breaker_demo::scenarios::DemoError> {
     println!(
         "== One gateway, three checkout nodes ==\nThe fleet is reference code on the reference \
          solution: the kit's `just demo` runs it, a starter does not.\n"
     );
-    Ok(())
+    Ok(None)
 }
 
 /// Cancels `cancel` on the first Ctrl-C: calls stop between attempts, waits

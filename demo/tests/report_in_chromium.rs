@@ -1,5 +1,5 @@
 //! `just check-report`: the demo's HTML report, opened in headless
-//! Chromium, shows one timeline per scenario.
+//! Chromium, shows one timeline per scenario and the fleet's chart.
 //!
 //! It runs every scenario as `just demo` does, writes the report, takes a
 //! screenshot and reads its pixels: the page must not be blank, must show
@@ -49,15 +49,26 @@ async fn the_report_renders_one_timeline_per_scenario_in_chromium() {
             .expect("the scenario could start its gateway");
         reports.push(report);
     }
-    let sections: Vec<Section<'_>> = reports.iter().map(Section::Ran).collect();
-    let settings = Settings::demo().to_string();
-    let page = html::page("the reference solution", &settings, &sections);
+    let fleet = fleet_chart().await;
+    let sections: Vec<Section<'_>> = reports
+        .iter()
+        .map(Section::Ran)
+        .chain(
+            fleet
+                .iter()
+                .map(|(svg, caption, _)| Section::Picture { svg, caption }),
+        )
+        .collect();
     // Tall enough for every chart and its story, so one screenshot holds all.
     let height = 240
         + reports
             .iter()
             .map(|report| svg::height(&scenario::chart(report)) as u32 + 90)
-            .sum::<u32>();
+            .sum::<u32>()
+        + fleet.as_ref().map_or(0, |(_, _, height)| height + 90);
+    let charts = Scenario::ALL.len() + usize::from(fleet.is_some());
+    let settings = Settings::demo().to_string();
+    let page = html::page("the reference solution", &settings, &sections);
 
     let folder = target_dir().join("demo-report-check");
     fs::create_dir_all(&folder).expect("a folder under target/");
@@ -88,10 +99,30 @@ async fn the_report_renders_one_timeline_per_scenario_in_chromium() {
     }
     assert_eq!(
         image.timelines(),
-        Scenario::ALL.len(),
-        "one timeline per scenario (counted by the bars down their left edges); see {}",
+        charts,
+        "one timeline per scenario, and the fleet's chart (counted by the bars down their left \
+         edges); see {}",
         png_path.display()
     );
+}
+
+/// The fleet's chart as `just demo` draws it after the scenarios: the
+/// SVG, its caption and its height. The fleet runs on the reference
+/// solution, so a build on the starter has none.
+async fn fleet_chart() -> Option<(String, String, u32)> {
+    #[cfg(not(feature = "starter"))]
+    {
+        use retry_breaker_demo::{chart, fleet};
+        let run = fleet::three_nodes(Settings::demo(), CancellationToken::new());
+        let report = tokio::time::timeout(Duration::from_secs(60), run)
+            .await
+            .unwrap_or_else(|_| panic!("the fleet did not finish in 60s"))
+            .expect("the fleet could start its gateway");
+        let height = chart::fleet::height(&report) as u32;
+        Some((chart::fleet::render(&report), report.caption(), height))
+    }
+    #[cfg(feature = "starter")]
+    None
 }
 
 fn find_browser() -> Option<PathBuf> {

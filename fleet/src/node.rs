@@ -77,8 +77,13 @@ pub enum Applied {
 /// Counts of what the node did, for tests and reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct FleetStats {
-    /// Messages this node published (trips and closes).
+    /// Messages this node made for the fleet (trips, closes and runs of
+    /// failures), whether or not they reached the store: see `dropped`.
     pub published: u64,
+    /// Of those, the ones never sent because they grew old in the outbox
+    /// while the store was away: a trip whose cooldown was over, or a run of
+    /// failures no longer news (F4, F5).
+    pub dropped: u64,
     /// Messages applied.
     pub applied: u64,
     /// Messages fenced as stale, duplicated or for another key.
@@ -569,7 +574,10 @@ impl<C: Clock> FleetNode<C> {
                 // over by now opens nothing: sent, it would only outrank
                 // news decided since. A run of failures that old is old
                 // news too (F5).
-                Outgoing::Publish(_, Some(until)) if *until <= now => Ok(()),
+                Outgoing::Publish(_, Some(until)) if *until <= now => {
+                    self.fleet().stats.dropped += 1;
+                    Ok(())
+                }
                 Outgoing::Publish(message, until) => {
                     let mut message = message.clone();
                     if let Some(until) = until {

@@ -320,6 +320,29 @@ fn with_the_store_down_every_node_serves_locally_says_it_is_degraded_and_rejoins
 }
 
 #[test]
+fn a_trip_kept_past_its_cooldown_while_the_store_was_down_is_dropped_not_sent() {
+    let mut fleet = Fleet::with_size(2);
+    fleet.store.update_nemesis(|nemesis| nemesis.down = true);
+    fleet.sync_all();
+    trip_node(&mut fleet, 1);
+    fleet.advance(COOLDOWN);
+    fleet.store.update_nemesis(|nemesis| nemesis.down = false);
+    fleet.sync_all();
+    let stats = fleet.nodes[1].stats();
+    assert_eq!(
+        (stats.published, stats.dropped),
+        (1, 1),
+        "F4: the trip was made, and dropped on rejoining: its cooldown is over"
+    );
+    fleet.sync_all();
+    assert_eq!(
+        fleet.nodes[0].stats().applied,
+        0,
+        "F4: node 0 never hears of a trip whose cooldown ended while it was kept"
+    );
+}
+
+#[test]
 fn a_slow_store_times_out_and_counts_as_down() {
     let mut fleet = Fleet::with_size(2);
     fleet

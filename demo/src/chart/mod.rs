@@ -7,6 +7,8 @@
 //! order outcomes. [`svg`] draws it; [`scenario`] builds one from a demo
 //! run, and the LAB pictures build theirs from a breaker on a manual clock.
 
+#[cfg(not(feature = "starter"))]
+pub mod fleet;
 pub mod scenario;
 pub(crate) mod style;
 pub mod svg;

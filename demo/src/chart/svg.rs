@@ -24,7 +24,7 @@ pub const SPINE: &str = "#283593";
 /// The same colour as RGB, for the pixel check.
 pub const SPINE_RGB: [u8; 3] = [0x28, 0x35, 0x93];
 
-pub(super) const WIDTH: f64 = 960.0;
+pub(crate) const WIDTH: f64 = 960.0;
 const LEFT: f64 = 124.0;
 const RIGHT: f64 = 28.0;
 const BAND_TOP: f64 = 68.0;
@@ -33,7 +33,7 @@ const REQUESTS_TOP: f64 = BAND_TOP + BAND_HEIGHT + 4.0;
 const ROW: f64 = 20.0;
 const LANES_TOP: f64 = REQUESTS_TOP + ROW + 4.0;
 /// A rough width of one character of the 10px labels, to keep them apart.
-pub(super) const CHAR: f64 = 5.6;
+pub(crate) const CHAR: f64 = 5.6;
 
 /// The chart's height in pixels, for a page that lays charts out.
 pub fn height(chart: &Chart) -> f64 {
@@ -106,7 +106,21 @@ pub fn render(chart: &Chart, standalone: bool) -> String {
         svg,
         r#"<svg{namespace} class="chart" width="{WIDTH}" height="{height:.0}" viewBox="0 0 {WIDTH} {height:.0}" font-family="sans-serif" font-size="10" role="img">"#
     );
-    let _ = writeln!(svg, "<title>{}</title>", escape(&chart.title));
+    heading(&mut svg, height, &chart.title, &chart.subtitle);
+    draw_bands(&mut svg, chart, &scale);
+    draw_markers(&mut svg, chart, &scale);
+    draw_requests(&mut svg, chart, &scale);
+    draw_lanes(&mut svg, chart, &scale);
+    draw_axis(&mut svg, chart);
+    draw_legend(&mut svg, chart);
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// What every chart starts with inside its `<svg>`: its title for a
+/// pointer, a white ground, the spine, and the title and subtitle lines.
+pub(crate) fn heading(svg: &mut String, height: f64, title: &str, subtitle: &str) {
+    let _ = writeln!(svg, "<title>{}</title>", escape(title));
     let _ = writeln!(
         svg,
         r##"<rect x="0" y="0" width="{WIDTH}" height="{height:.0}" fill="#ffffff"/>"##
@@ -119,21 +133,13 @@ pub fn render(chart: &Chart, standalone: bool) -> String {
     let _ = writeln!(
         svg,
         r#"<text x="16" y="20" font-size="14" font-weight="bold" fill="{TEXT}">{}</text>"#,
-        escape(&chart.title)
+        escape(title)
     );
     let _ = writeln!(
         svg,
         r#"<text x="16" y="37" font-size="11" fill="{MUTED}">{}</text>"#,
-        escape(&chart.subtitle)
+        escape(subtitle)
     );
-    draw_bands(&mut svg, chart, &scale);
-    draw_markers(&mut svg, chart, &scale);
-    draw_requests(&mut svg, chart, &scale);
-    draw_lanes(&mut svg, chart, &scale);
-    draw_axis(&mut svg, chart);
-    draw_legend(&mut svg, chart);
-    svg.push_str("</svg>\n");
-    svg
 }
 
 fn lane_label(svg: &mut String, y: f64, text: &str) {
