@@ -9,7 +9,7 @@ use std::time::Duration;
 use retry_breaker::{ManualClock, State, SystemClock, TimeSource, TokioClock, TokioSleeper};
 
 use crate::support::time_pairs::{
-    Named, Reads, WaitsOn, agree, breaker, call_on, fail_sleep_retry, on_time, pairs, time_name,
+    Named, Reads, WaitsOn, agree, breaker, call_on, on_time, pairs, refusal, time_name,
 };
 use crate::support::{Ending, Script, run, run_paused};
 
@@ -79,8 +79,7 @@ fn e9_a_manual_sleeper_on_another_manual_clock_is_refused_with_the_way_out() {
     run(LOOPED, async {
         let breaker = breaker(ManualClock::new());
         let elsewhere = ManualClock::new().sleeper();
-        let result = fail_sleep_retry(&breaker, &elsewhere).await;
-        let message = result.as_ref().map_err(ToString::to_string).unwrap_err();
+        let message = refusal(&breaker, &elsewhere).await;
         assert!(
             message.contains("do not move the breaker's clock"),
             "TODO(7): E9: the refusal says what is wrong: {message}"
@@ -103,8 +102,7 @@ fn e9_the_tokio_sleeper_with_the_system_clock_is_refused_while_tokio_time_is_pau
         // Under paused time this pair would leave the circuit OPEN with
         // almost all of its cooldown left after an 11 s sleep.
         let breaker = breaker(SystemClock::new());
-        let result = fail_sleep_retry(&breaker, &TokioSleeper).await;
-        let message = result.as_ref().map_err(ToString::to_string).unwrap_err();
+        let message = refusal(&breaker, &TokioSleeper).await;
         assert!(
             message.contains("the operating system's clock"),
             "TODO(7): E9: the refusal names the clock's time: {message}"
@@ -121,8 +119,7 @@ fn e9_an_os_time_sleeper_with_the_tokio_clock_is_refused_while_tokio_time_is_pau
     run_paused(LOOPED, async {
         let breaker = breaker(TokioClock::new());
         let sleeper = WaitsOn::new(TimeSource::OPERATING_SYSTEM);
-        let result = fail_sleep_retry(&breaker, &sleeper).await;
-        let message = result.as_ref().map_err(ToString::to_string).unwrap_err();
+        let message = refusal(&breaker, &sleeper).await;
         assert!(
             message.contains("paused") && message.contains("TokioSleeper"),
             "TODO(7): E9: the refusal says why and what to do: {message}"
@@ -134,8 +131,7 @@ fn e9_an_os_time_sleeper_with_the_tokio_clock_is_refused_while_tokio_time_is_pau
 fn e9_the_tokio_sleeper_with_a_manual_clock_is_refused_with_the_way_out() {
     run(LOOPED, async {
         let breaker = breaker(ManualClock::new());
-        let result = fail_sleep_retry(&breaker, &TokioSleeper).await;
-        let message = result.as_ref().map_err(ToString::to_string).unwrap_err();
+        let message = refusal(&breaker, &TokioSleeper).await;
         assert!(
             message.contains("TokioClock") && !message.contains("paused"),
             "TODO(7): E9: the refusal says what to do, whatever tokio's time does: {message}"

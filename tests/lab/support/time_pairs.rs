@@ -168,6 +168,18 @@ pub(crate) async fn fail_sleep_retry<C: Clock>(
         .await
 }
 
+/// What the call of [`fail_sleep_retry`] on `breaker` and `sleeper` says
+/// when it is refused, as the caller reads it.
+pub(crate) async fn refusal<C: Clock>(breaker: &RetryBreaker<C>, sleeper: &impl Sleeper) -> String {
+    match fail_sleep_retry(breaker, sleeper).await {
+        Ok(value) => panic!(
+            "TODO(7): E9: a clock and a sleeper that cannot agree must be refused, but the call \
+             returned Ok({value})"
+        ),
+        Err(error) => error.to_string(),
+    }
+}
+
 pub(crate) fn breaker<C: Clock>(clock: C) -> RetryBreaker<C> {
     RetryBreaker::new(1, Duration::from_secs(10), clock).expect("a valid configuration")
 }
