@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use crate::epoch::{NodeId, Stamp};
+use retry_breaker_solution::fleet::{LeaseTerms, NodeId, Stamp};
 
 /// A request for the probe lease, or a lease granted.
 ///
@@ -100,6 +100,16 @@ impl Lease {
     #[must_use]
     pub fn expires(&self) -> Duration {
         self.expires
+    }
+
+    /// What the node's [`FleetView`](retry_breaker_solution::fleet::FleetView)
+    /// needs to know of the lease: the state it answers for and its end.
+    #[must_use]
+    pub fn terms(&self) -> LeaseTerms {
+        LeaseTerms {
+            stamp: self.stamp,
+            expires: self.expires,
+        }
     }
 
     /// Whether the holder may still trust it at `now` (its own clock).

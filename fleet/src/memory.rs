@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use retry_breaker_solution::{Clock, ManualClock};
 
-use crate::epoch::NodeId;
 use crate::lease::{Lease, ttl_millis};
 use crate::message::{Event, FleetMessage, MessageError};
 use crate::store::{FleetStore, StoreError};
+use retry_breaker_solution::fleet::NodeId;
 
 /// What goes wrong between the nodes and the store, chosen by the test.
 /// The default is a perfect link.

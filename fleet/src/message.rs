@@ -9,7 +9,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::epoch::{NodeId, Stamp};
+use retry_breaker_solution::fleet::{NodeId, Stamp};
 
 /// The wire format's version, first on every line, so that a future format
 /// is refused clearly rather than misread.

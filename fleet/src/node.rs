@@ -13,9 +13,9 @@ use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use retry_breaker_solution::fleet::{Admission, FleetView, Heard, News, NodeId, Stamp};
 use retry_breaker_solution::{Clock, Generation, Permit, Recorded, Rejected, RetryBreaker, State};
 
-use crate::epoch::{NodeId, Stamp};
 use crate::lease::Lease;
 use crate::message::{Event, FleetMessage};
 use crate::settings::FleetSettings;
@@ -101,12 +101,6 @@ pub struct FleetStats {
     pub joins: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Report {
-    stamp: Stamp,
-    until: Duration,
-}
-
 /// Another node's run of failures, as last heard (F5).
 #[derive(Debug, Clone, Copy)]
 struct Run {
@@ -129,12 +123,10 @@ enum Outgoing {
 struct Fleet {
     /// This node, so that it does not count its own runs twice.
     id: NodeId,
-    /// The newest stamp applied or sent.
-    latest: Stamp,
-    /// The stamp of the last close applied: trips at or before it are over.
-    closed_at: Stamp,
-    /// The nodes that reported open since that close.
-    reports: BTreeMap<NodeId, Report>,
+    /// The fleet's trips and closes as this node knows them (F2): the
+    /// newest stamp applied or sent, and who reported open since the last
+    /// close.
+    view: FleetView,
     /// The other nodes' newest runs of failures in the current epoch (F5).
     runs: BTreeMap<NodeId, Run>,
     /// This node's failures in a row since the fleet's last trip or close,
@@ -164,15 +156,9 @@ struct Fleet {
 }
 
 impl Fleet {
-    /// Until when the fleet is open, if enough nodes reported open.
-    fn open_until(&self, quorum: u32) -> Option<(Duration, NodeId)> {
-        if self.reports.len() < quorum as usize {
-            return None;
-        }
-        self.reports
-            .iter()
-            .max_by_key(|(_, report)| (report.until, report.stamp))
-            .map(|(node, report)| (report.until, *node))
+    /// The newest stamp applied or sent.
+    fn latest(&self) -> Stamp {
+        self.view.latest()
     }
 
     /// This node's run while it is news (F5).
@@ -196,113 +182,82 @@ impl Fleet {
             .fold(self.own_fresh_run(now), u32::saturating_add)
     }
 
-    fn apply(&mut self, message: &FleetMessage, now: Duration, quorum: u32) -> Applied {
-        let applied = self.fence(message, quorum);
+    fn apply(&mut self, message: &FleetMessage, now: Duration) -> Applied {
+        let applied = match message.event {
+            Event::Trip { cooldown_left } => {
+                self.hear(message.stamp, News::Trip { cooldown_left }, now)
+            }
+            Event::Close => self.hear(message.stamp, News::Close, now),
+            Event::Failures {
+                run,
+                report,
+                fresh_for,
+            } => self.count(message.sender(), message.stamp, run, report, fresh_for),
+        };
         match applied {
             Applied::Fenced => self.stats.fenced += 1,
             Applied::Opened | Applied::Closed | Applied::Counted => self.stats.applied += 1,
         }
-        if applied == Applied::Fenced {
-            return applied;
-        }
-        if let Event::Failures {
-            run,
-            report,
-            fresh_for,
-        } = message.event
-        {
-            // News about the current epoch: it moves no stamp, so no lease
-            // or admitted attempt is made moot by it.
-            self.runs.insert(
-                message.sender(),
-                Run {
-                    report,
-                    failures: run,
-                    // Counted from the last read, not from now: a message
-                    // that waited in the store is older than it looks, and
-                    // old failures must not count as new (a trip's cooldown
-                    // may err long; a run must not).
-                    until: self.news_since.saturating_add(fresh_for),
-                },
-            );
-            return applied;
-        }
-        self.latest = self.latest.max(message.stamp);
+        applied
+    }
+
+    /// A trip or a close: the view decides whether it is news (F2).
+    fn hear(&mut self, stamp: Stamp, news: News, now: Duration) -> Applied {
+        let applied = match self.view.hear(stamp, news, now) {
+            Heard::Opened => Applied::Opened,
+            Heard::Closed => Applied::Closed,
+            Heard::Fenced => return Applied::Fenced,
+        };
         // A trip or a close starts the count afresh, everywhere (F5).
         self.runs.clear();
         self.own_run = 0;
         self.own_run_sent = 0;
-        match message.event {
-            Event::Trip { cooldown_left } => {
-                self.reports.insert(
-                    message.sender(),
-                    Report {
-                        stamp: message.stamp,
-                        until: now.saturating_add(cooldown_left),
-                    },
-                );
-            }
-            Event::Close => {
-                self.reports.clear();
-                self.closed_at = message.stamp;
-            }
-            Event::Failures { .. } => {}
-        }
         // A lease answers for one fleet state: newer news makes it moot. A
         // probe already sent under it keeps it, though, until it reports or
         // its deadline passes: it is still calling the dependency, and
         // handing the lease on now would put two probes in flight (F3).
         if self.probe_out.is_none() {
-            if let Some(lease) = self.lease.take_if(|lease| lease.stamp() != self.latest) {
+            let latest = self.latest();
+            if let Some(lease) = self.lease.take_if(|lease| lease.stamp() != latest) {
                 self.outbox.push_back(Outgoing::Release(lease));
             }
         }
         applied
     }
 
-    /// Whether `message` is newer than what the node knows (F2).
-    fn fence(&self, message: &FleetMessage, quorum: u32) -> Applied {
-        match message.event {
-            // One node opens the fleet: the fleet's history is one line, and
-            // only a message newer than all of it counts.
-            Event::Trip { .. } if quorum == 1 => {
-                if message.stamp > self.latest {
-                    Applied::Opened
-                } else {
-                    Applied::Fenced
-                }
-            }
-            // A quorum counts nodes: each sender's newest trip since the
-            // last close counts once.
-            Event::Trip { .. } => {
-                let newer_than_own = self
-                    .reports
-                    .get(&message.sender())
-                    .is_none_or(|report| message.stamp > report.stamp);
-                if message.stamp > self.closed_at && newer_than_own {
-                    Applied::Opened
-                } else {
-                    Applied::Fenced
-                }
-            }
-            Event::Close if message.stamp > self.latest => Applied::Closed,
-            Event::Close => Applied::Fenced,
-            // A run counts only in the epoch it was counted in, only once
-            // per report, and never this node's own, echoed back (F5).
-            Event::Failures { report, .. } => {
-                let sender = message.sender();
-                let newer = self.runs.get(&sender).is_none_or(|run| report > run.report);
-                if message.stamp.epoch == self.latest.epoch && sender != self.id && newer {
-                    Applied::Counted
-                } else {
-                    Applied::Fenced
-                }
-            }
+    /// Another node's run of failures (F5): it counts only in the epoch it
+    /// was counted in, only once per report, and never this node's own,
+    /// echoed back. It moves no stamp, so no lease or admitted attempt is
+    /// made moot by it.
+    fn count(
+        &mut self,
+        sender: NodeId,
+        stamp: Stamp,
+        failures: u32,
+        report: u64,
+        fresh_for: Duration,
+    ) -> Applied {
+        let newer = self.runs.get(&sender).is_none_or(|run| report > run.report);
+        if stamp.epoch != self.latest().epoch || sender == self.id || !newer {
+            return Applied::Fenced;
         }
+        self.runs.insert(
+            sender,
+            Run {
+                report,
+                failures,
+                // Counted from the last read, not from now: a message that
+                // waited in the store is older than it looks, and old
+                // failures must not count as new (a trip's cooldown may err
+                // long; a run must not).
+                until: self.news_since.saturating_add(fresh_for),
+            },
+        );
+        Applied::Counted
     }
 
-    fn send(&mut self, message: FleetMessage, now: Duration, quorum: u32) {
-        self.apply(&message, now, quorum);
+    fn send(&mut self, message: FleetMessage, now: Duration) {
+        self.apply(&message, now);
         self.stats.published += 1;
         let until = match message.event {
             Event::Trip { cooldown_left } => Some(now.saturating_add(cooldown_left)),
@@ -390,9 +345,7 @@ impl<C: Clock> FleetNode<C> {
             settings,
             fleet: Mutex::new(Fleet {
                 id,
-                latest: Stamp::default(),
-                closed_at: Stamp::default(),
-                reports: BTreeMap::new(),
+                view: FleetView::new(settings.quorum()),
                 runs: BTreeMap::new(),
                 own_run: 0,
                 own_run_until: Duration::ZERO,
@@ -454,7 +407,7 @@ impl<C: Clock> FleetNode<C> {
     /// Whether the node, as far as it knows, has the fleet open: refusing
     /// until the cooldown ends, or waiting for the fleet's probe after it.
     pub fn fleet_is_open(&self) -> bool {
-        self.fleet().open_until(self.settings.quorum()).is_some()
+        self.fleet().view.open_until().is_some()
     }
 
     /// Asks to admit one attempt, reading memory only (F1).
@@ -466,47 +419,44 @@ impl<C: Clock> FleetNode<C> {
     pub fn try_acquire(&self) -> Result<FleetPermit<'_, C>, Refused> {
         let now = self.breaker.clock().now();
         let mut fleet = self.fleet();
-        let stamp = fleet.latest;
-        match fleet.open_until(self.settings.quorum()) {
-            Some((until, tripped_by)) if now < until => Err(Refused::FleetOpen {
-                remaining: until - now,
+        let stamp = fleet.latest();
+        let linked = fleet.link == LinkStatus::Up;
+        let lease = fleet.lease.as_ref().map(Lease::terms);
+        let admission = fleet
+            .view
+            .admission(now, linked, lease, fleet.probe_out.is_some());
+        match (admission, fleet.lease.clone()) {
+            (
+                Admission::Refuse {
+                    remaining,
+                    tripped_by,
+                },
+                _,
+            ) => Err(Refused::FleetOpen {
+                remaining,
                 tripped_by,
             }),
-            // Cut off from the fleet after its cooldown, the node cannot
-            // take the lease: its own breaker decides, as with no fleet.
-            Some(_) if fleet.link != LinkStatus::Up => self.local(stamp),
-            Some(_) => {
-                let lease = match &fleet.lease {
-                    Some(lease)
-                        if lease.is_valid(now)
-                            && lease.stamp() == stamp
-                            && fleet.probe_out.is_none() =>
-                    {
-                        lease.clone()
-                    }
-                    _ => return Err(Refused::AwaitingFleetProbe),
-                };
-                match self.breaker.try_acquire() {
-                    Ok(permit) => {
-                        fleet.probe_out = Some(stamp);
-                        fleet.stats.probes += 1;
-                        Ok(FleetPermit {
-                            node: self,
-                            permit,
-                            kind: Kind::Probe(lease),
-                        })
-                    }
-                    Err(rejected) => {
-                        // The local breaker is still open: let another node
-                        // probe rather than hold the fleet up.
-                        if let Some(lease) = fleet.lease.take() {
-                            fleet.outbox.push_back(Outgoing::Release(lease));
-                        }
-                        Err(Refused::Local(rejected))
-                    }
+            (Admission::Local, _) => self.local(stamp),
+            (Admission::Probe, Some(lease)) => match self.breaker.try_acquire() {
+                Ok(permit) => {
+                    fleet.probe_out = Some(stamp);
+                    fleet.stats.probes += 1;
+                    Ok(FleetPermit {
+                        node: self,
+                        permit,
+                        kind: Kind::Probe(lease),
+                    })
                 }
-            }
-            None => self.local(stamp),
+                Err(rejected) => {
+                    // The local breaker is still open: let another node
+                    // probe rather than hold the fleet up.
+                    if let Some(lease) = fleet.lease.take() {
+                        fleet.outbox.push_back(Outgoing::Release(lease));
+                    }
+                    Err(Refused::Local(rejected))
+                }
+            },
+            (Admission::AwaitProbe | Admission::Probe, _) => Err(Refused::AwaitingFleetProbe),
         }
     }
 
@@ -528,7 +478,7 @@ impl<C: Clock> FleetNode<C> {
             return Applied::Fenced;
         }
         let now = self.breaker.clock().now();
-        self.fleet().apply(message, now, self.settings.quorum())
+        self.fleet().apply(message, now)
     }
 
     /// Exchanges news with the store: reads the fleet's state first if the
@@ -630,7 +580,7 @@ impl<C: Clock> FleetNode<C> {
         let now = self.breaker.clock().now();
         let request = {
             let mut fleet = self.fleet();
-            let due = matches!(fleet.open_until(self.settings.quorum()), Some((until, _)) if now >= until);
+            let due = matches!(fleet.view.open_until(), Some((until, _)) if now >= until);
             if let Some(lease) = fleet.lease.take_if(|lease| !lease.is_valid(now)) {
                 // The probe's deadline has passed: whatever it reports now
                 // is fenced, and the fleet may probe again.
@@ -644,7 +594,7 @@ impl<C: Clock> FleetNode<C> {
             Lease::new(
                 &self.key,
                 self.id,
-                fleet.latest,
+                fleet.latest(),
                 fleet.lease_requests,
                 self.settings.probe_deadline(),
                 now,
@@ -653,7 +603,7 @@ impl<C: Clock> FleetNode<C> {
         };
         if store.acquire_lease(self.id, &request).map_err(drop)? {
             let mut fleet = self.fleet();
-            if fleet.latest == request.stamp() {
+            if fleet.latest() == request.stamp() {
                 fleet.lease = Some(request);
             } else {
                 fleet.outbox.push_back(Outgoing::Release(request));
@@ -673,7 +623,6 @@ impl<C: Clock> FleetNode<C> {
             permit.success()
         };
         let now = self.breaker.clock().now();
-        let quorum = self.settings.quorum();
         let tripped = self.tripped_since(admitted_in);
         let mut fleet = self.fleet();
         match kind {
@@ -682,8 +631,7 @@ impl<C: Clock> FleetNode<C> {
                     fleet.probe_out = None;
                 }
                 let current = fleet.lease.as_ref() == Some(&lease)
-                    && lease.is_valid(now)
-                    && fleet.latest == lease.stamp();
+                    && fleet.view.speaks_for_fleet(lease.terms(), now);
                 if !current {
                     // F3: the lease expired, or the fleet moved on: this
                     // outcome no longer speaks for the fleet. The lease, if
@@ -704,10 +652,10 @@ impl<C: Clock> FleetNode<C> {
                 };
                 let message = FleetMessage {
                     key: self.key.clone(),
-                    stamp: fleet.latest.after(self.id),
+                    stamp: fleet.latest().after(self.id),
                     event,
                 };
-                fleet.send(message, now, quorum);
+                fleet.send(message, now);
                 // After a failed probe the lease stays in the store until it
                 // expires: a node that has not heard of the new trip yet is
                 // refused the lease and reads the state instead, so the
@@ -724,7 +672,7 @@ impl<C: Clock> FleetNode<C> {
             Kind::Local(stamp) => {
                 // F5: only an outcome of the current epoch, and counted by
                 // the local breaker, is part of this node's run.
-                if stamp == fleet.latest && matches!(recorded, Recorded::Counted) {
+                if stamp == fleet.latest() && matches!(recorded, Recorded::Counted) {
                     if failed {
                         fleet.own_run = fleet.own_fresh_run(now).saturating_add(1);
                         fleet.own_run_until = now.saturating_add(self.breaker.cooldown());
@@ -740,7 +688,7 @@ impl<C: Clock> FleetNode<C> {
                     return recorded;
                 }
                 fleet.published_generation = generation;
-                if stamp != fleet.latest {
+                if stamp != fleet.latest() {
                     // Admitted before newer fleet news: the fleet already
                     // knows better than this outcome (F2).
                     fleet.stats.fenced_outcomes += 1;
@@ -751,12 +699,12 @@ impl<C: Clock> FleetNode<C> {
                 };
                 let message = FleetMessage {
                     key: self.key.clone(),
-                    stamp: fleet.latest.after(self.id),
+                    stamp: fleet.latest().after(self.id),
                     event: Event::Trip {
                         cooldown_left: remaining,
                     },
                 };
-                fleet.send(message, now, quorum);
+                fleet.send(message, now);
             }
         }
         recorded
@@ -769,19 +717,18 @@ impl<C: Clock> FleetNode<C> {
         let Some(threshold) = self.settings.shared_count() else {
             return;
         };
-        let quorum = self.settings.quorum();
         let cooldown = self.breaker.cooldown();
-        if fleet.open_until(quorum).is_some() || fleet.shared_run(now) < threshold {
+        if fleet.view.open_until().is_some() || fleet.shared_run(now) < threshold {
             return;
         }
         let message = FleetMessage {
             key: self.key.clone(),
-            stamp: fleet.latest.after(self.id),
+            stamp: fleet.latest().after(self.id),
             event: Event::Trip {
                 cooldown_left: cooldown,
             },
         };
-        fleet.send(message, now, quorum);
+        fleet.send(message, now);
     }
 
     /// F5: queues this node's run for the others when it changed since it
@@ -790,10 +737,7 @@ impl<C: Clock> FleetNode<C> {
     fn report_run(&self, fleet: &mut Fleet, now: Duration) {
         let counting = self.settings.shared_count().is_some();
         let run = fleet.own_fresh_run(now);
-        if !counting
-            || run == fleet.own_run_sent
-            || fleet.open_until(self.settings.quorum()).is_some()
-        {
+        if !counting || run == fleet.own_run_sent || fleet.view.open_until().is_some() {
             return;
         }
         fleet.own_reports += 1;
@@ -805,7 +749,7 @@ impl<C: Clock> FleetNode<C> {
         let until = (run > 0).then_some(fleet.own_run_until);
         let message = FleetMessage {
             key: self.key.clone(),
-            stamp: Stamp::new(fleet.latest.epoch, self.id),
+            stamp: Stamp::new(fleet.latest().epoch, self.id),
             event: Event::Failures {
                 run,
                 report: fleet.own_reports,
@@ -835,8 +779,8 @@ impl<C: Clock> fmt::Debug for FleetNode<C> {
         f.debug_struct("FleetNode")
             .field("id", &self.id)
             .field("key", &self.key)
-            .field("latest", &fleet.latest)
-            .field("open", &fleet.open_until(self.settings.quorum()))
+            .field("latest", &fleet.latest())
+            .field("open", &fleet.view.open_until())
             .field("link", &fleet.link)
             .finish_non_exhaustive()
     }

@@ -18,10 +18,10 @@ use futures_util::StreamExt;
 use redis::aio::MultiplexedConnection;
 use redis::{AsyncConnectionConfig, Client, Script};
 
-use crate::epoch::NodeId;
 use crate::lease::{Lease, ttl_millis};
 use crate::message::{Event, FleetMessage, MessageError};
 use crate::store::{FleetStore, StoreError};
+use retry_breaker_solution::fleet::NodeId;
 
 /// Stores `ARGV[1]` as the state only if its stamp is newer than the stored
 /// one's, so a late publish never rolls the state back; a trip also sets

@@ -15,13 +15,13 @@ use crate::lease::{LeaseError, ttl_millis};
 /// use retry_breaker_fleet::FleetSettings;
 ///
 /// let one_trip_opens_all = FleetSettings::new(Duration::from_secs(2))?;
-/// assert_eq!(one_trip_opens_all.quorum(), 1);
+/// assert_eq!(one_trip_opens_all.quorum().get(), 1);
 /// assert_eq!(one_trip_opens_all.shared_count(), None);
 /// let three_must_agree = one_trip_opens_all.with_quorum(NonZeroU32::new(3).unwrap());
-/// assert_eq!(three_must_agree.quorum(), 3);
+/// assert_eq!(three_must_agree.quorum().get(), 3);
 /// // Adding the nodes' failures up replaces a quorum, and the other way round.
 /// let five_anywhere = three_must_agree.with_shared_count(NonZeroU32::new(5).unwrap());
-/// assert_eq!((five_anywhere.quorum(), five_anywhere.shared_count()), (1, Some(5)));
+/// assert_eq!((five_anywhere.quorum().get(), five_anywhere.shared_count()), (1, Some(5)));
 /// assert!(FleetSettings::new(Duration::ZERO).is_err());
 /// # Ok::<(), retry_breaker_fleet::LeaseError>(())
 /// ```
@@ -89,10 +89,10 @@ impl FleetSettings {
 
     /// How many nodes must report open before the fleet opens (1: any).
     #[must_use]
-    pub fn quorum(&self) -> u32 {
+    pub fn quorum(&self) -> NonZeroU32 {
         match self.opening {
-            Opening::Quorum(quorum) => quorum.get(),
-            Opening::SharedCount(_) => 1,
+            Opening::Quorum(quorum) => quorum,
+            Opening::SharedCount(_) => NonZeroU32::MIN,
         }
     }
 

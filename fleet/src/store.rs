@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
-use crate::epoch::NodeId;
 use crate::lease::Lease;
 use crate::message::{FleetMessage, MessageError};
+use retry_breaker_solution::fleet::NodeId;
 
 /// The store's side of the fleet link, seen from one node.
 pub trait FleetStore {

@@ -18,6 +18,11 @@
 //! code, and [`timeout::per_attempt`] gives each attempt a deadline, so that
 //! a hang is a failure the breaker counts.
 //!
+//! [`fleet`] holds what one node of a fleet knows of the others' trips and
+//! closes, and what it decides from that: the part of a breaker shared
+//! across a fleet that needs no network (the `retry-breaker-fleet` crate
+//! adds the store).
+//!
 //! # Features
 //!
 //! - `tokio` (default): [`TokioClock`], [`TokioSleeper`] and [`timeout`], on
@@ -72,6 +77,7 @@ mod clock;
 mod deadline;
 mod error;
 mod execute;
+pub mod fleet;
 #[cfg(feature = "tower")]
 mod layer;
 mod permit;

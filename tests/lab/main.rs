@@ -15,6 +15,7 @@ mod step12_probes;
 mod step13_window;
 mod step14_registry;
 mod step15_layer;
+mod step16_fleet;
 mod step1_closed;
 mod step2_open_and_half_open;
 mod step3_generations;

@@ -54,8 +54,8 @@ const INSTRUCTOR_ONLY: &[&str] = &[
 ];
 
 /// Handout sections (by their heading's start) about what only the kit has:
-/// the instructors' notes, and the fleet crate, which is reference code
-/// with no student step yet.
+/// the instructors' notes, and the fleet crate around step 16's view, which
+/// the student edition leaves out (step 16 itself goes out).
 const KIT_ONLY_SECTIONS: &[&str] = &["## For instructors", "## One breaker across a fleet"];
 
 /// The kit's handouts that go out as [`handout`] makes them: the same
