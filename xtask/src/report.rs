@@ -374,7 +374,8 @@ pub fn gradescope(grade: &Grade) -> String {
 }
 
 /// JUnit XML: a test suite per step, a test case per test; the step's
-/// score and points ride along as properties.
+/// score and points ride along as properties. The tuning task's levels and
+/// the predictions, when graded, follow as bonus suites (see [`bonus`]).
 pub fn junit(grade: &Grade) -> String {
     let all: Vec<&Verdict> = grade
         .steps
@@ -383,12 +384,17 @@ pub fn junit(grade: &Grade) -> String {
         .chain(grade.provided.iter())
         .collect();
     let build_failed = usize::from(grade.build_error.is_some());
+    let bonuses = grade
+        .tuning
+        .as_ref()
+        .map_or(0, |tuning| tuning.levels.len())
+        + grade.predictions.len();
     let failures = all.iter().filter(|test| !test.passed).count() + build_failed;
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     writeln!(
         out,
         "<testsuites name=\"retry-breaker lab\" tests=\"{}\" failures=\"{failures}\">",
-        all.len() + build_failed
+        all.len() + build_failed + bonuses
     )
     .unwrap();
     if let Some(error) = &grade.build_error {
@@ -417,8 +423,90 @@ pub fn junit(grade: &Grade) -> String {
         grade.provided_points,
         &grade.provided,
     );
+    if let Some(tuning) = &grade.tuning {
+        let levels: Vec<Bonus> = tuning
+            .levels
+            .iter()
+            .map(|level| {
+                let (module, case) = level.name.split_once("::").unwrap_or(("", &level.name));
+                Bonus {
+                    class: module.to_owned(),
+                    name: case.to_owned(),
+                    missed: (!level.passed).then(|| format!("level not reached: {}", level.reason)),
+                }
+            })
+            .collect();
+        bonus(&mut out, "tuning", tuning.score, tuning.points, &levels);
+    }
+    if !grade.predictions.is_empty() {
+        let predictions: Vec<Bonus> = grade
+            .predictions
+            .iter()
+            .map(|prediction| Bonus {
+                class: "predictions".to_owned(),
+                name: format!("step {}", prediction.step),
+                missed: (prediction.score <= 0.0).then(|| crate::predict::describe(prediction)),
+            })
+            .collect();
+        bonus(
+            &mut out,
+            "predictions",
+            grade.predictions_score(),
+            grade.predictions_points(),
+            &predictions,
+        );
+    }
     out.push_str("</testsuites>\n");
     out
+}
+
+/// One bonus point source in JUnit: a tuning level or a prediction, and
+/// why it earned nothing, if it did not.
+struct Bonus {
+    class: String,
+    name: String,
+    missed: Option<String>,
+}
+
+/// A bonus (the tuning task's levels, the predictions) as a suite of its
+/// own. A bonus not earned is no failure of the student's code, so it is
+/// reported as skipped, with why: a CI page stays green for a student who
+/// did not predict, and still shows what each bonus came to.
+fn bonus(out: &mut String, name: &str, score: f64, max: f64, cases: &[Bonus]) {
+    let skipped = cases.iter().filter(|case| case.missed.is_some()).count();
+    writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"0\" skipped=\"{skipped}\">",
+        xml_escape(name),
+        cases.len()
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "    <properties><property name=\"score\" value=\"{}\"/><property name=\"max_score\" value=\"{}\"/><property name=\"bonus\" value=\"true\"/></properties>",
+        points(score),
+        points(max)
+    )
+    .unwrap();
+    for case in cases {
+        write!(
+            out,
+            "    <testcase name=\"{}\" classname=\"{}\"",
+            xml_escape(&case.name),
+            xml_escape(&case.class)
+        )
+        .unwrap();
+        match &case.missed {
+            None => out.push_str("/>\n"),
+            Some(why) => writeln!(
+                out,
+                "><skipped message=\"{}\"/></testcase>",
+                xml_escape(why)
+            )
+            .unwrap(),
+        }
+    }
+    out.push_str("  </testsuite>\n");
 }
 
 fn suite(out: &mut String, name: &str, score: f64, max: f64, tests: &[Verdict]) {
@@ -503,6 +591,120 @@ pub fn xml_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn verdict(name: &str, passed: bool) -> Verdict {
+        Verdict {
+            name: name.to_owned(),
+            passed,
+            control: false,
+            reason: if passed {
+                String::new()
+            } else {
+                "scored 0.6".to_owned()
+            },
+            detail: String::new(),
+            held_back: false,
+        }
+    }
+
+    fn prediction(step: u32, predicted: Option<&str>, right: bool) -> crate::predict::Scored {
+        crate::predict::Scored {
+            step,
+            predicted: predicted.map(str::to_owned),
+            truth: "4 3".to_owned(),
+            in_time: true,
+            again: false,
+            right,
+            problem: None,
+            points: 0.5,
+            score: if right { 0.5 } else { 0.0 },
+        }
+    }
+
+    #[test]
+    fn junit_reports_the_tuning_levels_and_the_predictions_as_bonuses_skipped_when_unearned() {
+        let grade = Grade {
+            graded: "the crate".to_owned(),
+            steps: vec![StepScore {
+                number: 1,
+                name: "closed".to_owned(),
+                points: 10.0,
+                score: 5.0,
+                tests: vec![
+                    verdict("step1_closed::b2_a", true),
+                    verdict("step1_closed::b2_b", false),
+                ],
+            }],
+            provided: Vec::new(),
+            provided_points: 0.0,
+            provided_score: 0.0,
+            held_back: 0,
+            build_error: None,
+            refused: Vec::new(),
+            ignored: Vec::new(),
+            forgeries: Vec::new(),
+            seed: crate::grade::Seed {
+                student: None,
+                value: 1,
+                explore: None,
+                cases: None,
+            },
+            held_back_visibility: "after_published".to_owned(),
+            predictions: vec![prediction(6, Some("4 3"), true), prediction(7, None, false)],
+            tuning: Some(crate::grade::Tuning {
+                points: 5.0,
+                score: 0.5,
+                levels: vec![
+                    verdict("graded::score_reaches_10", true),
+                    verdict("graded::score_reaches_20", false),
+                ],
+            }),
+        };
+        let xml = junit(&grade);
+        assert!(
+            xml.contains("<testsuites name=\"retry-breaker lab\" tests=\"6\" failures=\"1\">"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<testsuite name=\"tuning\" tests=\"2\" failures=\"0\" skipped=\"1\">"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<testcase name=\"score_reaches_10\" classname=\"graded\"/>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                "<testcase name=\"score_reaches_20\" classname=\"graded\"><skipped message=\"level not reached: scored 0.6\"/></testcase>"
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                "<testsuite name=\"predictions\" tests=\"2\" failures=\"0\" skipped=\"1\">"
+            ),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<property name=\"score\" value=\"0.5\"/><property name=\"max_score\" value=\"1\"/><property name=\"bonus\" value=\"true\"/>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<testcase name=\"step 6\" classname=\"predictions\"/>"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains(
+                "<testcase name=\"step 7\" classname=\"predictions\"><skipped message=\"step 7: no prediction\"/></testcase>"
+            ),
+            "{xml}"
+        );
+        assert_eq!(
+            xml.matches("<failure").count(),
+            1,
+            "only the step's failed test: {xml}"
+        );
+    }
 
     #[test]
     fn json_strings_escape_quotes_backslashes_and_controls() {
