@@ -152,11 +152,19 @@ fn layer_overhead(c: &mut Criterion) {
     let mut wrapped = layer.layer(Echo);
     let mut direct = Echo;
     let mut group = c.benchmark_group("tower-layer");
+    // Each request as a `tower` caller makes it: `poll_ready`, then `call`.
+    let mut cx = Context::from_waker(std::task::Waker::noop());
     group.bench_function("direct", |b| {
-        b.iter(|| ready(|| direct.call(black_box(7))));
+        b.iter(|| {
+            assert!(direct.poll_ready(&mut cx).is_ready());
+            ready(|| direct.call(black_box(7)))
+        });
     });
     group.bench_function("through-breaker-layer", |b| {
-        b.iter(|| ready(|| wrapped.call(black_box(7))));
+        b.iter(|| {
+            assert!(wrapped.poll_ready(&mut cx).is_ready());
+            ready(|| wrapped.call(black_box(7)))
+        });
     });
     group.finish();
 }

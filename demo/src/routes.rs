@@ -32,6 +32,16 @@ use crate::kit::{
 use crate::orders::Order;
 use crate::scenarios::Settings;
 
+/// A request as every `tower` caller sends one: once the service says it
+/// is ready (the layer's service is ready when the HTTP client is).
+async fn send<S: Service<Request>, Request>(
+    client: &mut S,
+    request: Request,
+) -> Result<S::Response, S::Error> {
+    std::future::poll_fn(|cx| client.poll_ready(cx)).await?;
+    client.call(request).await
+}
+
 /// A route of the gateway: the key of its breaker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Route {
@@ -305,12 +315,12 @@ pub async fn one_route_down(
             route: Route::Charges,
             order: Order::numbered(2 * round + 1),
         };
-        charges.add(&client.call(charge).await);
+        charges.add(&send(&mut client, charge).await);
         let refund = RouteCall {
             route: Route::Refunds,
             order: Order::numbered(2 * round + 2),
         };
-        refunds.add(&client.call(refund).await);
+        refunds.add(&send(&mut client, refund).await);
         if round == 0 {
             status_after_first_round = status_line(&registry);
         }

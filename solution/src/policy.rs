@@ -205,24 +205,6 @@ impl<E> RetryPolicy<E> {
         self
     }
 
-    /// The same policy, retrying a failure only while `another` says that
-    /// one more attempt can be made: it is asked after a failure that the
-    /// policy would retry, never about the last attempt or an error it
-    /// would not retry. The layer's way to stop once its request cannot be
-    /// copied again (M2).
-    #[cfg(feature = "tower")]
-    pub(crate) fn retrying_only_while(
-        mut self,
-        another: impl Fn() -> bool + Send + Sync + 'static,
-    ) -> Self
-    where
-        E: 'static,
-    {
-        let retryable = self.retryable;
-        self.retryable = Arc::new(move |error| retryable(error) && another());
-        self
-    }
-
     /// Runs `task` through `breaker` under this policy, sleeping through
     /// `sleeper`: a call of [`RetryBreaker::execute`] with the policy's
     /// settings.
@@ -238,7 +220,29 @@ impl<E> RetryPolicy<E> {
         &self,
         breaker: &RetryBreaker<C>,
         sleeper: &S,
+        task: Task,
+    ) -> Result<T, ExecuteError<E>>
+    where
+        C: Clock,
+        Task: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        S: Sleeper,
+    {
+        self.run_retrying_while(breaker, sleeper, task, || true)
+            .await
+    }
+
+    /// [`run`](RetryPolicy::run), retrying a failure only while `another`
+    /// says that one more attempt can be made: it is asked after a failure
+    /// that the policy would retry, never about the last attempt or an error
+    /// it would not retry. The layer's way to stop once its request cannot
+    /// be copied again (M2), without a copy of the policy per request.
+    pub(crate) async fn run_retrying_while<C, T, Task, Fut, S>(
+        &self,
+        breaker: &RetryBreaker<C>,
+        sleeper: &S,
         mut task: Task,
+        another: impl Fn() -> bool,
     ) -> Result<T, ExecuteError<E>>
     where
         C: Clock,
@@ -289,7 +293,7 @@ impl<E> RetryPolicy<E> {
                 self.attempts,
                 task,
                 classify,
-                |error| (self.retryable)(error),
+                |error| (self.retryable)(error) && another(),
                 backoff,
                 &self.cancel,
                 sleeper,

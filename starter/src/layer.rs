@@ -6,11 +6,11 @@
 //! `http.RoundTripper`.
 
 use std::fmt;
-use std::future::{Future, poll_fn};
+use std::future::Future;
 use std::hash::Hash;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use tower::{Layer, Service};
@@ -18,9 +18,9 @@ use tower::{Layer, Service};
 use crate::clock::{Clock, ManualClock};
 use crate::error::{ExecuteError, GaveUp};
 use crate::policy::RetryPolicy;
+use crate::readiness::ReadyServices;
 use crate::registry::Registry;
 use crate::sleeper::{ManualSleeper, Sleeper};
-use crate::time_source::TimeSource;
 
 type KeyOf<Req, K> = Arc<dyn Fn(&Req) -> K + Send + Sync>;
 type CloneOf<Req> = Arc<dyn Fn(&Req) -> Option<Req> + Send + Sync>;
@@ -48,25 +48,6 @@ impl SendSleeper for crate::sleeper::TokioSleeper {
     }
 }
 
-/// Lets `execute` see a [`SendSleeper`] as a sleeper whose sleeps are
-/// `Send`, so that the service's future is.
-#[derive(Clone)]
-struct Sending<S>(S);
-
-impl<S: SendSleeper> Sleeper for Sending<S> {
-    #[allow(
-        refining_impl_trait,
-        reason = "the promise of `Send` makes the layer's future `Send`"
-    )]
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
-        self.0.sleep_send(delay)
-    }
-
-    fn time_source(&self) -> TimeSource {
-        self.0.time_source()
-    }
-}
-
 /// A `tower` [`Layer`] that runs every request through
 /// [`RetryPolicy::run`], on the breaker that a [`Registry`] holds for the
 /// request's key (rules M1-M2).
@@ -81,15 +62,19 @@ impl<S: SendSleeper> Sleeper for Sending<S> {
 ///   [`BreakerLayer::cloning_with`] takes a function that may say no (a
 ///   streaming body), and such a request gets exactly one attempt.
 ///
-/// The service is always ready: each attempt waits for the inner
-/// service's readiness itself, so a refusal never needs it, and the
-/// service's error is an [`ExecuteError`] around the inner one.
+/// The service is ready when the inner service is: its `poll_ready`
+/// passes the inner one's backpressure through, and the instance it made
+/// ready gets the call's first attempt. Each retry's instance is made ready
+/// during the backoff pause before it, so no attempt waits for readiness
+/// while it holds a permit (a HALF-OPEN probe above all). The service's
+/// error is an [`ExecuteError`] around the inner one; an inner service
+/// whose readiness check fails fails the attempt it was readied for.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
 /// use retry_breaker_starter::{BreakerLayer, ManualClock, Registry, RetryBreaker, RetryPolicy, State};
-/// use tower::{Layer, Service, service_fn};
+/// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let clock = ManualClock::new();
@@ -106,11 +91,12 @@ impl<S: SendSleeper> Sleeper for Sending<S> {
 ///     if path == "/charges" { Err("503") } else { Ok("200") }
 /// });
 /// let mut client = layer.layer(gateway);
-/// // (A `BreakerService` is always ready, so `call` needs no `ready()` first.)
 ///
-/// let charge = client.call("/charges".to_owned()).await;
+/// // As every `tower` caller does: wait until the service is ready, then call.
+/// // (Ours is ready when the gateway is, which here is always.)
+/// let charge = client.ready().await.expect("ready").call("/charges".to_owned()).await;
 /// assert!(charge.is_err(), "two attempts, both failed: the route's breaker opens");
-/// let refund = client.call("/refunds".to_owned()).await;
+/// let refund = client.ready().await.expect("ready").call("/refunds".to_owned()).await;
 /// assert_eq!(refund.ok(), Some("200"), "the healthy route is never refused");
 /// assert_eq!(
 ///     registry.states(),
@@ -124,7 +110,9 @@ impl<S: SendSleeper> Sleeper for Sending<S> {
 /// ```
 pub struct BreakerLayer<Req, K, C = ManualClock, S = ManualSleeper, E = ()> {
     registry: Arc<Registry<K, C>>,
-    policy: RetryPolicy<E>,
+    /// Shared, never copied per request: a copy would clone the policy's
+    /// cancellation token, whose clone and drop take a lock.
+    policy: Arc<RetryPolicy<E>>,
     sleeper: S,
     key: KeyOf<Req, K>,
     clone_request: CloneOf<Req>,
@@ -159,7 +147,7 @@ impl<Req, K, C, S, E> BreakerLayer<Req, K, C, S, E> {
     ) -> Self {
         BreakerLayer {
             registry,
-            policy,
+            policy: Arc::new(policy),
             sleeper,
             key: Arc::new(key),
             clone_request: Arc::new(clone_request),
@@ -177,7 +165,7 @@ impl<Req, K, C, S: Clone, E> Clone for BreakerLayer<Req, K, C, S, E> {
     fn clone(&self) -> Self {
         BreakerLayer {
             registry: Arc::clone(&self.registry),
-            policy: self.policy.clone(),
+            policy: Arc::clone(&self.policy),
             sleeper: self.sleeper.clone(),
             key: Arc::clone(&self.key),
             clone_request: Arc::clone(&self.clone_request),
@@ -201,6 +189,7 @@ impl<Svc, Req, K, C, S: Clone, E> Layer<Svc> for BreakerLayer<Req, K, C, S, E> {
     fn layer(&self, inner: Svc) -> Self::Service {
         BreakerService {
             inner,
+            readied: None,
             layer: self.clone(),
         }
     }
@@ -209,13 +198,19 @@ impl<Svc, Req, K, C, S: Clone, E> Layer<Svc> for BreakerLayer<Req, K, C, S, E> {
 /// The service that a [`BreakerLayer`] makes around `Svc`.
 pub struct BreakerService<Svc, Req, K, C, S, E> {
     inner: Svc,
+    /// What the inner service's `poll_ready` answered, until a `call` uses
+    /// it: ready (then `inner` is the instance for the first attempt), or
+    /// the error the first attempt fails with.
+    readied: Option<Result<(), E>>,
     layer: BreakerLayer<Req, K, C, S, E>,
 }
 
 impl<Svc: Clone, Req, K, C, S: Clone, E> Clone for BreakerService<Svc, Req, K, C, S, E> {
     fn clone(&self) -> Self {
+        // A clone of a ready service is not ready: it asks for itself.
         BreakerService {
             inner: self.inner.clone(),
+            readied: None,
             layer: self.layer.clone(),
         }
     }
@@ -250,32 +245,44 @@ where
     type Error = ExecuteError<Svc::Error>;
     type Future = BreakerFuture<Svc::Response, Svc::Error>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        // Readiness is awaited per attempt, on the attempt's own clone of
-        // the inner service: a refused attempt never reserves a slot.
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Backpressure passes through: ready when the inner service is. A
+        // readiness error is not returned here but kept for the call, whose
+        // first attempt fails with it, so the breaker hears of it.
+        if self.readied.is_none() {
+            self.readied = Some(ready!(self.inner.poll_ready(cx)));
+        }
         Poll::Ready(Ok(()))
     }
 
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     fn call(&mut self, request: Req) -> Self::Future {
+        // The instance `poll_ready` made ready goes to the first attempt,
+        // and the service keeps a fresh clone, as `tower`'s own middleware
+        // does. Later instances are cloned from `model`.
+        let first = self.readied.take().map(|readied| {
+            let fresh = self.inner.clone();
+            readied.map(|()| std::mem::replace(&mut self.inner, fresh))
+        });
+        let services = ReadyServices::new(first, self.inner.clone());
         let layer = &self.layer;
-        let inner = self.inner.clone();
         // TODO(15): run the request through the policy on its key's breaker from the registry; retry only while the request has a copy to send (M1, M2)
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         // For now the request goes straight to the inner service, once.
-        let mut inner = inner;
-        let _ = layer.policy.clone().retrying_only_while(|| true);
-        let _ = (Sending(()), Copies::<Req>::new, Copies::<Req>::another);
+        let _ = (
+            &layer.policy,
+            &layer.sleeper,
+            ReadyServices::<Svc, Req>::sleeper::<S>,
+        );
+        let _ = (Copies::<Req>::new, Copies::<Req>::another);
         let _ = (Copies::<Req>::take, Copies::<Req>::say_why::<(), ()>);
         Box::pin(async move {
-            poll_fn(|cx| inner.poll_ready(cx))
-                .await
-                .map_err(|source| ExecuteError::Task {
-                    attempt: 1,
-                    reason: crate::error::GaveUp::NoAttemptsLeft,
-                    source,
-                })?;
+            let mut inner = services.next().await.map_err(|source| ExecuteError::Task {
+                attempt: 1,
+                reason: crate::error::GaveUp::NoAttemptsLeft,
+                source,
+            })?;
             inner
                 .call(request)
                 .await
@@ -307,22 +314,22 @@ struct Copies<Req> {
 impl<Req> Copies<Req> {
     /// The requests of a call, with the first attempt's ready: a copy if
     /// `clone_request` makes one (asked once), else the original.
-    fn new(request: Req, clone_request: CloneOf<Req>) -> Arc<Mutex<Self>> {
+    fn new(request: Req, clone_request: CloneOf<Req>) -> Mutex<Self> {
         let (next, original) = match clone_request(&request) {
             Some(copy) => (Some(copy), Some(request)),
             None => (Some(request), None),
         };
-        Arc::new(Mutex::new(Copies {
+        Mutex::new(Copies {
             next,
             original,
             ran_out: false,
             clone_request,
-        }))
+        })
     }
 
     /// Whether there is a request for one more attempt, making it ready: a
     /// fresh copy of the original, else the original itself. Asked only
-    /// when the policy would retry (see `RetryPolicy::retrying_only_while`).
+    /// when the policy would retry (see `RetryPolicy::run_retrying_while`).
     fn another(copies: &Mutex<Self>) -> bool {
         let mut copies = copies.lock().unwrap_or_else(PoisonError::into_inner);
         let copies = &mut *copies;
@@ -401,5 +408,53 @@ mod tests {
             shown.starts_with("BreakerService { inner: Gateway, layer: BreakerLayer {"),
             "{shown}"
         );
+    }
+
+    /// An inner service that answers every request at once.
+    #[derive(Clone)]
+    struct Answers;
+
+    impl Service<String> for Answers {
+        type Response = ();
+        type Error = ();
+        type Future = std::future::Ready<Result<(), ()>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), ()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: String) -> Self::Future {
+            std::future::ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn a_request_shares_the_layer_s_policy_and_never_copies_it() {
+        let clock = ManualClock::new();
+        let registry = Arc::new(
+            Registry::new(RetryBreaker::builder(), clock.clone()).expect("valid settings"),
+        );
+        let layer = BreakerLayer::new(
+            registry,
+            RetryPolicy::<()>::constant(Duration::from_millis(100)),
+            clock.sleeper(),
+            |path: &String| path.clone(),
+        );
+        let mut service = layer.layer(Answers);
+        assert_eq!(
+            Arc::strong_count(&layer.policy),
+            2,
+            "the layer and its service"
+        );
+
+        let call = service.call("/charges".to_owned());
+        assert_eq!(
+            Arc::strong_count(&layer.policy),
+            3,
+            "a call holds the layer's own policy: a copy would clone its cancellation \
+             token, which takes a lock on every request, and again on its drop"
+        );
+        drop(call);
+        assert_eq!(Arc::strong_count(&layer.policy), 2);
     }
 }

@@ -82,6 +82,8 @@ pub mod fleet;
 mod layer;
 mod permit;
 mod policy;
+#[cfg(feature = "tower")]
+mod readiness;
 mod registry;
 mod sleeper;
 mod state;

@@ -2,9 +2,10 @@
 //! `BreakerLayer` runs every request of any service through the retry loop,
 //! on the breaker of the request's route (TODO(15); rules M1-M2).
 
-use std::future::{Future, Ready, ready};
+use std::future::{Future, Ready, poll_fn, ready};
+use std::pin::pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use retry_breaker::{
     BreakerLayer, ExecuteError, GaveUp, ManualClock, ManualSleeper, Registry, RetryBreaker,
@@ -305,6 +306,231 @@ fn m1_each_attempt_waits_until_the_inner_service_is_ready() {
             0,
             "M1: each of the three attempts is sent after its own `poll_ready` said ready \
              (TODO(15))"
+        );
+    });
+}
+
+/// The gateway behind a connection pool with `free` connections, shared by
+/// every clone: `poll_ready` takes one for this instance, or answers
+/// `Pending` while none is free; `call` sends on it. A connection is never
+/// given back, so `taken` counts the readiness checks that succeeded. A
+/// call without a connection is a broken `tower` contract: it is counted
+/// and answered with an error that is never retried.
+struct Pool {
+    gateway: Gateway,
+    free: Arc<Mutex<u32>>,
+    taken: Arc<Mutex<u32>>,
+    calls_without_a_connection: Arc<Mutex<u32>>,
+    holds: bool,
+}
+
+impl Pool {
+    fn new(gateway: &Gateway, free: u32) -> Pool {
+        Pool {
+            gateway: gateway.clone(),
+            free: Arc::new(Mutex::new(free)),
+            taken: Arc::default(),
+            calls_without_a_connection: Arc::default(),
+            holds: false,
+        }
+    }
+
+    fn set_free(&self, free: u32) {
+        *self.free.lock().unwrap() = free;
+    }
+
+    fn taken(&self) -> u32 {
+        *self.taken.lock().unwrap()
+    }
+
+    fn calls_without_a_connection(&self) -> u32 {
+        *self.calls_without_a_connection.lock().unwrap()
+    }
+}
+
+impl Clone for Pool {
+    /// A clone holds no connection of its own until it asks for one.
+    fn clone(&self) -> Self {
+        Pool {
+            gateway: self.gateway.clone(),
+            free: Arc::clone(&self.free),
+            taken: Arc::clone(&self.taken),
+            calls_without_a_connection: Arc::clone(&self.calls_without_a_connection),
+            holds: false,
+        }
+    }
+}
+
+impl Service<String> for Pool {
+    type Response = &'static str;
+    type Error = &'static str;
+    type Future = Ready<Result<&'static str, &'static str>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        if !self.holds {
+            let mut free = self.free.lock().unwrap();
+            if *free == 0 {
+                return Poll::Pending;
+            }
+            *free -= 1;
+            *self.taken.lock().unwrap() += 1;
+            self.holds = true;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, route: String) -> Self::Future {
+        if !std::mem::take(&mut self.holds) {
+            *self.calls_without_a_connection.lock().unwrap() += 1;
+            return ready(Err("called without a connection"));
+        }
+        self.gateway.call(route)
+    }
+}
+
+/// Polls `future` once, with a waker that does nothing: the tests below
+/// poll again themselves once they have changed what it waits for.
+fn poll_once<F: Future>(future: std::pin::Pin<&mut F>) -> Poll<F::Output> {
+    future.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+#[test]
+fn m1_the_layer_is_ready_when_the_inner_service_is_and_its_first_attempt_uses_that_instance() {
+    m1(async {
+        let setup = setup();
+        let gateway = Gateway::new(&["/charges"]);
+        let pool = Pool::new(&gateway, 0);
+        let mut client = by_route(&setup, policy()).layer(pool.clone());
+
+        assert!(
+            poll_once(pin!(poll_fn(|cx| client.poll_ready(cx)))).is_pending(),
+            "M1: with no connection free, the layer's service is not ready either: its \
+             `poll_ready` passes the inner service's backpressure through, so a load \
+             balancer or a limit in front of it sees it"
+        );
+        pool.set_free(10);
+        assert!(
+            matches!(
+                poll_once(pin!(poll_fn(|cx| client.poll_ready(cx)))),
+                Poll::Ready(Ok(()))
+            ),
+            "M1: once the inner service is ready, so is the layer's"
+        );
+        let charge = client.call("/charges".to_owned()).await;
+        assert_eq!(
+            failed_at(&charge),
+            Some((3, "503")),
+            "M1: the failing route is tried 3 times (TODO(15)); got {charge:?}"
+        );
+        assert_eq!(
+            pool.calls_without_a_connection(),
+            0,
+            "M1: every attempt is sent on an instance whose `poll_ready` said ready (TODO(15))"
+        );
+        assert_eq!(
+            pool.taken(),
+            3,
+            "M1: the first attempt goes to the instance the layer's `poll_ready` made ready, \
+             and each retry readies one of its own: 3 connections for 3 attempts, none \
+             taken and left unused (TODO(15))"
+        );
+    });
+}
+
+#[test]
+fn m1_a_caller_waiting_for_readiness_holds_no_permit_so_the_probe_goes_to_a_ready_caller() {
+    m1(async {
+        let setup = setup();
+        let layer = by_route(&setup, policy());
+        let mut sick = layer.layer(Gateway::new(&["/charges"]));
+        let charge = sick.call("/charges".to_owned()).await;
+        assert_eq!(
+            setup.registry.breaker("/charges").state(),
+            State::Open { remaining: ms(30) },
+            "M1: one call of 3 failed attempts opens the route's breaker (TODO(15)); got {charge:?}"
+        );
+        setup.clock.advance(ms(30));
+
+        // A caller whose pool has no free connection, ever.
+        let stuck_pool = Pool::new(&Gateway::new(&[]), 0);
+        let mut stuck = layer.layer(stuck_pool);
+        let mut stuck_call = pin!(async {
+            poll_fn(|cx| stuck.poll_ready(cx)).await?;
+            stuck.call("/charges".to_owned()).await
+        });
+        assert!(
+            poll_once(stuck_call.as_mut()).is_pending(),
+            "M1: a caller with no connection waits"
+        );
+
+        let mut ready = layer.layer(Gateway::new(&[]));
+        let probe = ready.call("/charges".to_owned()).await;
+        assert_eq!(
+            probe.ok(),
+            Some("200"),
+            "M1: after the cooldown, the probe goes to the caller whose service is ready; \
+             a caller still waiting for readiness must not hold HALF-OPEN's one probe \
+             meanwhile (wait for readiness before asking the breaker)"
+        );
+        assert_eq!(
+            setup.registry.breaker("/charges").state(),
+            State::Closed { failures: 0 },
+            "M1: the ready caller's probe closes the circuit"
+        );
+    });
+}
+
+#[test]
+fn m1_a_retry_waits_for_readiness_in_its_pause_where_a_cancellation_ends_the_call() {
+    m1(async {
+        let setup = setup();
+        let cancel = CancellationToken::new();
+        let gateway = Gateway::new(&["/charges"]);
+        // One connection: the first attempt gets it, the retry waits.
+        let pool = Pool::new(&gateway, 1);
+        let mut client = by_route(&setup, policy().cancel_on(cancel.clone())).layer(pool.clone());
+        poll_fn(|cx| client.poll_ready(cx))
+            .await
+            .expect("one connection is free");
+
+        let mut charge = pin!(client.call("/charges".to_owned()));
+        let first = poll_once(charge.as_mut());
+        assert_eq!(
+            pool.calls_without_a_connection(),
+            0,
+            "M1: every attempt is sent on an instance whose `poll_ready` said ready \
+             (TODO(15)); got {first:?}"
+        );
+        assert_eq!(
+            gateway.count("/charges"),
+            1,
+            "M1: the first attempt goes to the instance the layer's `poll_ready` made ready, \
+             which holds the pool's one connection, and is sent at once (TODO(15)); \
+             got {first:?}"
+        );
+        assert!(
+            first.is_pending(),
+            "M1: the first attempt failed with a retryable 503, so the call retries, and the \
+             retry waits for a connection (TODO(15)); got {first:?}"
+        );
+        cancel.cancel();
+        let ended = poll_once(charge.as_mut());
+        assert!(
+            matches!(
+                ended,
+                Poll::Ready(Err(ExecuteError::Cancelled {
+                    attempts_made: 1,
+                    source: Some("503")
+                }))
+            ),
+            "M1, E7: the retry's wait for readiness is part of its pause, before the breaker \
+             is asked, so a cancellation ends the call at once, after 1 attempt, with its \
+             error (TODO(15)); got {ended:?}"
+        );
+        assert_eq!(
+            pool.calls_without_a_connection(),
+            0,
+            "M1: no attempt is sent without a connection (TODO(15))"
         );
     });
 }
