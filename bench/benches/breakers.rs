@@ -1,5 +1,5 @@
-//! Our breaker, the peer crates `recloser` and `failsafe`, and the floor,
-//! measured in one run on one machine. `just bench` runs it; at the end it
+//! Our breaker, the peer crates `recloser`, `failsafe` and
+//! `tower-resilience`, and the floor, measured in one run on one machine. `just bench` runs it; at the end it
 //! prints a table of medians with each peer's ratio to ours.
 //!
 //! Every breaker gets the same job: open after 5 failures in a row (for
@@ -9,11 +9,15 @@
 //! with a no-op waker: the task's future is ready at once, so what is
 //! measured is the breaker, not an executor. Ours goes through `execute`
 //! with a budget of three attempts, a cancellation token and the tokio
-//! sleeper, as an application would call it.
+//! sleeper, as an application would call it. `tower-resilience` offers its
+//! breaker only as a `tower` service, so it is called as one: `poll_ready`,
+//! then `call`, around an inner service that answers at once.
 
+use std::cell::RefCell;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Barrier, Mutex};
+use std::sync::{Arc, Barrier, Mutex};
+use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -23,13 +27,19 @@ use failsafe::failure_policy::{ConsecutiveFailures, consecutive_failures};
 use failsafe::{Config, StateMachine};
 use recloser::{AsyncRecloser, Recloser};
 use retry_breaker_bench::{
-    FAILSAFE, Goal, Medians, OURS, RECLOSER, Target, criterion_dir, floor, group, load_average,
-    paired, ready, summary,
+    Answer, FAILSAFE, Goal, Medians, OURS, RECLOSER, RESILIENCE, Target, criterion_dir, floor,
+    group, load_average, paired, ready, summary,
 };
 use retry_breaker_solution::{
-    Clock, ExecuteError, Rejected, RetryBreaker, State, TokioClock, TokioSleeper, WindowConfig,
+    BreakerLayer, Clock, ExecuteError, Registry, Rejected, RetryBreaker, RetryPolicy, State,
+    TokioClock, TokioSleeper, WindowConfig,
 };
 use tokio_util::sync::CancellationToken;
+use tower::{Layer, Service};
+use tower_resilience_circuitbreaker::{
+    CircuitBreaker as ResilienceService, CircuitBreakerError, CircuitBreakerLayer,
+    DefaultClassifier,
+};
 
 const THRESHOLD: u32 = 5;
 const COOLDOWN: Duration = Duration::from_secs(3600);
@@ -110,6 +120,41 @@ fn failsafe_execute(breaker: &Failsafe) -> Result<u64, failsafe::Error<()>> {
     ready(|| failsafe::futures::CircuitBreaker::call(breaker, std::future::ready(Ok(black_box(1)))))
 }
 
+/// `tower-resilience`'s breaker around [`Answer`]: 5 failures in a row,
+/// open for an hour, one probe. Behind a `RefCell`, since a service is
+/// called through `&mut` and the comparisons take shared closures.
+type Resilience = RefCell<ResilienceService<Answer, DefaultClassifier>>;
+
+fn resilience() -> Resilience {
+    let layer = CircuitBreakerLayer::builder()
+        .consecutive_failures(THRESHOLD as usize)
+        .wait_duration_in_open(COOLDOWN)
+        .permitted_calls_in_half_open(1)
+        .build()
+        .expect("valid settings");
+    RefCell::new(layer.layer(Answer))
+}
+
+fn resilience_open() -> Resilience {
+    let service = resilience();
+    {
+        let opened = service.borrow();
+        ready(|| opened.force_open());
+        assert!(opened.is_open());
+    }
+    service
+}
+
+/// One request as a `tower` caller makes it: `poll_ready`, then `call`.
+fn resilience_execute(service: &Resilience) -> Result<u64, CircuitBreakerError<()>> {
+    let mut service = service.borrow_mut();
+    let mut cx = Context::from_waker(Waker::noop());
+    match service.poll_ready(&mut cx) {
+        Poll::Ready(Ok(())) => ready(|| service.call(black_box(1))),
+        _ => panic!("tower-resilience's breaker was not ready"),
+    }
+}
+
 fn closed_success_async(group: &mut BenchmarkGroup<'_, WallTime>) {
     let (breaker, cancel) = (ours(), CancellationToken::new());
     assert_eq!(ours_execute(&breaker, &cancel).ok(), Some(1));
@@ -122,6 +167,10 @@ fn closed_success_async(group: &mut BenchmarkGroup<'_, WallTime>) {
     let breaker = failsafe();
     assert_eq!(failsafe_execute(&breaker).ok(), Some(1));
     group.bench_function(FAILSAFE, |b| b.iter(|| failsafe_execute(&breaker)));
+
+    let breaker = resilience();
+    assert_eq!(resilience_execute(&breaker).ok(), Some(1));
+    group.bench_function(RESILIENCE, |b| b.iter(|| resilience_execute(&breaker)));
 }
 
 fn open_rejection_async(group: &mut BenchmarkGroup<'_, WallTime>) {
@@ -145,6 +194,13 @@ fn open_rejection_async(group: &mut BenchmarkGroup<'_, WallTime>) {
         Err(failsafe::Error::Rejected)
     ));
     group.bench_function(FAILSAFE, |b| b.iter(|| failsafe_execute(&breaker)));
+
+    let breaker = resilience_open();
+    assert!(matches!(
+        resilience_execute(&breaker),
+        Err(CircuitBreakerError::OpenCircuit)
+    ));
+    group.bench_function(RESILIENCE, |b| b.iter(|| resilience_execute(&breaker)));
 }
 
 fn closed_success_sync(group: &mut BenchmarkGroup<'_, WallTime>) {
@@ -337,19 +393,42 @@ fn targets_wanted() -> bool {
 
 /// The speed-up of ours over the faster of the two peers: each peer is
 /// paired with ours, and the smaller speed-up is the one that counts.
-fn over_faster_peer<T, R, F>(
-    ours: impl Fn() -> T,
-    recloser: impl Fn() -> R,
-    failsafe: impl Fn() -> F,
-) -> (paired::Ratio, &'static str) {
+/// How much faster ours is than one peer, measured as a pair.
+fn lead<A, B>(ours: impl FnMut() -> A, peer: impl FnMut() -> B) -> paired::Ratio {
     // Measured as ours / the peer, then turned round: a speed-up.
-    let against_recloser = paired::ratio(&ours, &recloser).inverse();
-    let against_failsafe = paired::ratio(&ours, &failsafe).inverse();
-    if against_recloser.median <= against_failsafe.median {
-        (against_recloser, RECLOSER)
-    } else {
-        (against_failsafe, FAILSAFE)
-    }
+    paired::ratio(ours, peer).inverse()
+}
+
+/// The smallest of `leads`: ours against the faster peer, and its name.
+fn over_faster_peer<const N: usize>(
+    leads: [(paired::Ratio, &'static str); N],
+) -> (paired::Ratio, &'static str) {
+    leads
+        .into_iter()
+        .min_by(|(a, _), (b, _)| a.median.total_cmp(&b.median))
+        .expect("at least one peer")
+}
+
+/// Two threads on one breaker, ours against a peer, in alternating rounds:
+/// each round times `calls` calls of each, split over two threads, so that
+/// both sides see the same machine from moment to moment (as `paired`
+/// does on one thread).
+fn lead_on_two_threads(
+    ours: impl Fn(&CancellationToken) + Sync,
+    peer: impl Fn(&CancellationToken) + Sync,
+) -> paired::Ratio {
+    // Enough calls that starting the second thread (tens of µs) is lost in
+    // the round even for ours, the fastest.
+    const ROUNDS: usize = 31;
+    const CALLS: u64 = 200_000;
+    let per_call = |time: Duration| time.as_secs_f64() * 1e9 / CALLS as f64;
+    let rounds: Vec<[f64; 2]> = (0..ROUNDS)
+        .map(|_| {
+            let mine = per_call(on_two_threads(CALLS, &ours));
+            [mine, per_call(on_two_threads(CALLS, &peer))]
+        })
+        .collect();
+    paired::Ratio::of(&rounds).inverse()
 }
 
 /// What no `execute` can skip on a CLOSED breaker, as the smallest async
@@ -400,77 +479,240 @@ fn measure_targets() -> Vec<Target> {
     let word = AtomicU64::new(1);
     let load = || black_box(&word).load(Ordering::Acquire);
     let mut targets = Vec::new();
+    let mut target = |label: String, goal: Goal, measured: paired::Ratio| {
+        targets.push(Target {
+            label,
+            goal,
+            measured,
+        });
+    };
 
+    // `try_acquire`, OPEN.
     let open = ours_open();
-    let try_acquire_open = || open.try_acquire().err();
+    let mut try_acquire_open = || open.try_acquire().err();
     let (recloser, failsafe) = (recloser_open(), failsafe_open());
-    let (speed_up, peer) = over_faster_peer(
-        try_acquire_open,
-        || recloser.call(|| Ok::<u64, ()>(black_box(1))).is_err(),
-        || failsafe.is_call_permitted(),
-    );
-    targets.push(Target {
-        label: format!(
-            "`try_acquire` OPEN rejection, at least 1.2x faster than the faster peer ({peer})"
+    let (speed_up, peer) = over_faster_peer([
+        (
+            lead(&mut try_acquire_open, || {
+                recloser.call(|| Ok::<u64, ()>(black_box(1))).is_err()
+            }),
+            RECLOSER,
         ),
-        goal: Goal::AtLeast(1.2),
-        measured: speed_up,
-    });
-    targets.push(Target {
-        label: "`try_acquire` OPEN rejection, within 1.15x of its floor (the breaker's clock read + atomic load)".to_owned(),
-        goal: Goal::AtMost(1.15),
-        measured: paired::ratio(try_acquire_open, || (load(), black_box(&clock).now())),
-    });
-    targets.push(Target {
-        label: "(for information) the same, against a bare `Instant::now()` + atomic load"
-            .to_owned(),
-        goal: Goal::Shown,
-        measured: paired::ratio(try_acquire_open, || (load(), Instant::now())),
-    });
-    targets.push(Target {
-        label: "`execute` OPEN rejection, within 1.15x of its floor (async: token check + atomic load + the breaker's clock read)".to_owned(),
-        goal: Goal::AtMost(1.15),
-        measured: paired::ratio(
-            || ours_execute(&open, &cancel).is_err(),
-            || ready(|| open_floor(black_box(&cancel), black_box(&word), black_box(&clock))),
+        (
+            lead(&mut try_acquire_open, || failsafe.is_call_permitted()),
+            FAILSAFE,
         ),
-    });
-    let (recloser, failsafe) = (AsyncRecloser::from(recloser_open()), failsafe_open());
-    let (speed_up, peer) = over_faster_peer(
-        || ours_execute(&open, &cancel).is_err(),
-        || recloser_execute(&recloser).is_err(),
-        || failsafe_execute(&failsafe).is_err(),
+    ]);
+    target(
+        format!("`try_acquire` OPEN rejection, at least 1.2x faster than the faster peer ({peer})"),
+        Goal::AtLeast(1.2),
+        speed_up,
     );
-    targets.push(Target {
-        label: format!("(for information) `execute` OPEN rejection against the faster peer ({peer}), which checks no token"),
-        goal: Goal::Shown,
-        measured: speed_up,
-    });
+    target(
+        "`try_acquire` OPEN rejection, within 1.15x of its floor (the breaker's clock read + atomic load)".to_owned(),
+        Goal::AtMost(1.15),
+        paired::ratio(&mut try_acquire_open, || (load(), black_box(&clock).now())),
+    );
+    target(
+        "(for information) the same, against a bare `Instant::now()` + atomic load".to_owned(),
+        Goal::Shown,
+        paired::ratio(&mut try_acquire_open, || (load(), Instant::now())),
+    );
 
+    // `execute`, OPEN.
+    let mut execute_open = || ours_execute(&open, &cancel).is_err();
+    let (recloser, failsafe) = (AsyncRecloser::from(recloser_open()), failsafe_open());
+    let resilience = resilience_open();
+    let (speed_up, peer) = over_faster_peer([
+        (
+            lead(&mut execute_open, || recloser_execute(&recloser).is_err()),
+            RECLOSER,
+        ),
+        (
+            lead(&mut execute_open, || failsafe_execute(&failsafe).is_err()),
+            FAILSAFE,
+        ),
+        (
+            lead(&mut execute_open, || {
+                resilience_execute(&resilience).is_err()
+            }),
+            RESILIENCE,
+        ),
+    ]);
+    target(
+        format!("`execute` OPEN rejection, at least 1.2x faster than the faster peer ({peer})"),
+        Goal::AtLeast(1.2),
+        speed_up,
+    );
+    target(
+        "(for information) `execute` OPEN rejection against its floor (async: token check + atomic load + the breaker's clock read)".to_owned(),
+        Goal::Shown,
+        paired::ratio(&mut execute_open, || {
+            ready(|| open_floor(black_box(&cancel), black_box(&word), black_box(&clock)))
+        }),
+    );
+
+    // `execute`, CLOSED.
     let closed = ours();
-    let execute_closed = || ours_execute(&closed, &cancel).is_ok();
-    targets.push(Target {
-        label: "`execute` CLOSED, within 1.15x of its floor (async: token check + two atomic loads around the task)".to_owned(),
-        goal: Goal::AtMost(1.15),
-        measured: paired::ratio(execute_closed, || {
+    let mut execute_closed = || ours_execute(&closed, &cancel).is_ok();
+    let (recloser, failsafe) = (AsyncRecloser::from(self::recloser()), self::failsafe());
+    let resilience = self::resilience();
+    let (speed_up, peer) = over_faster_peer([
+        (
+            lead(&mut execute_closed, || recloser_execute(&recloser).is_ok()),
+            RECLOSER,
+        ),
+        (
+            lead(&mut execute_closed, || failsafe_execute(&failsafe).is_ok()),
+            FAILSAFE,
+        ),
+        (
+            lead(&mut execute_closed, || {
+                resilience_execute(&resilience).is_ok()
+            }),
+            RESILIENCE,
+        ),
+    ]);
+    target(
+        format!("`execute` CLOSED, at least 1.2x faster than the faster peer ({peer})"),
+        Goal::AtLeast(1.2),
+        speed_up,
+    );
+    target(
+        "`execute` CLOSED, within 1.6x of its floor (async: token check + two atomic loads around the task)".to_owned(),
+        Goal::AtMost(1.6),
+        paired::ratio(&mut execute_closed, || {
             ready(|| {
                 closed_floor(black_box(&cancel), black_box(&word), || {
                     std::future::ready(Ok(black_box(1)))
                 })
             })
         }),
-    });
-    let (recloser, failsafe) = (AsyncRecloser::from(self::recloser()), self::failsafe());
-    let (speed_up, peer) = over_faster_peer(
-        execute_closed,
-        || recloser_execute(&recloser).is_ok(),
-        || failsafe_execute(&failsafe).is_ok(),
     );
-    targets.push(Target {
-        label: format!("`execute` CLOSED, ahead of both peers (the faster: {peer})"),
-        goal: Goal::AtLeast(1.0),
-        measured: speed_up,
-    });
+
+    // `try_acquire` + `success`, CLOSED.
+    let mut acquire_success = || closed.try_acquire().map(|permit| permit.success());
+    let (recloser, failsafe) = (self::recloser(), self::failsafe());
+    let (speed_up, peer) = over_faster_peer([
+        (
+            lead(&mut acquire_success, || {
+                recloser.call(|| Ok::<u64, ()>(black_box(1)))
+            }),
+            RECLOSER,
+        ),
+        (
+            lead(&mut acquire_success, || {
+                let permitted = failsafe.is_call_permitted();
+                if permitted {
+                    failsafe.on_success();
+                }
+                permitted
+            }),
+            FAILSAFE,
+        ),
+    ]);
+    target(
+        format!(
+            "`try_acquire` + `success` CLOSED, at least 3x faster than the faster peer ({peer})"
+        ),
+        Goal::AtLeast(3.0),
+        speed_up,
+    );
+
+    // Two threads, one breaker.
+    let ours_call = |cancel: &CancellationToken| {
+        black_box(ours_execute(&closed, cancel)).expect("closed");
+    };
+    let (recloser, failsafe) = (AsyncRecloser::from(self::recloser()), self::failsafe());
+    let (speed_up, peer) = over_faster_peer([
+        (
+            lead_on_two_threads(ours_call, |_| {
+                black_box(recloser_execute(&recloser)).expect("closed");
+            }),
+            RECLOSER,
+        ),
+        (
+            lead_on_two_threads(ours_call, |_| {
+                black_box(failsafe_execute(&failsafe)).expect("closed");
+            }),
+            FAILSAFE,
+        ),
+    ]);
+    target(
+        format!(
+            "2 threads, one breaker, `execute` CLOSED, at least 3x faster than the faster peer ({peer}; wall ns per call, alternating rounds)"
+        ),
+        Goal::AtLeast(3.0),
+        speed_up,
+    );
+
+    // The tower layer, per request, over `execute` with the breaker in hand.
+    let registry = Arc::new(
+        Registry::new(
+            RetryBreaker::builder()
+                .threshold(THRESHOLD)
+                .cooldown(COOLDOWN),
+            TokioClock::new(),
+        )
+        .expect("valid settings"),
+    );
+    let policy = RetryPolicy::constant(Duration::ZERO)
+        .attempts(3)
+        .without_jitter();
+    let layer = BreakerLayer::new(Arc::clone(&registry), policy, TokioSleeper, |_: &u64| ());
+    let client = RefCell::new(layer.layer(Answer));
+    let through_layer = || {
+        let mut client = client.borrow_mut();
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(client.poll_ready(&mut cx).is_ready());
+        ready(|| client.call(black_box(1))).is_ok()
+    };
+    let breaker = registry.breaker(&());
+    let direct = || {
+        ready(|| {
+            breaker.execute(
+                3,
+                || Answer.call(black_box(1)),
+                |_: &()| true,
+                |_| Duration::ZERO,
+                &cancel,
+                &TokioSleeper,
+            )
+        })
+        .is_ok()
+    };
+    target(
+        "`BreakerLayer`, a request (`poll_ready`, `call`), at most 25 ns over `execute` with the breaker in hand".to_owned(),
+        Goal::AtMostNsOver(25.0),
+        paired::ratio(through_layer, direct),
+    );
+    // Where the layer's time goes, for information: the policy form of
+    // `execute` it runs, and the registry lookup each request makes.
+    let policy = RetryPolicy::constant(Duration::ZERO)
+        .attempts(3)
+        .without_jitter();
+    target(
+        "(for information) `RetryPolicy::run` against `execute`, both with the breaker in hand"
+            .to_owned(),
+        Goal::Shown,
+        paired::ratio(
+            || ready(|| policy.run(&breaker, &TokioSleeper, || Answer.call(black_box(1)))).is_ok(),
+            direct,
+        ),
+    );
+    target(
+        "(for information) the registry's lookup of the request's breaker (its `Arc` cloned and dropped), against nothing".to_owned(),
+        Goal::Shown,
+        paired::ratio(|| registry.breaker(black_box(&())), || black_box(())),
+    );
+    let resilience = self::resilience();
+    target(
+        format!(
+            "(for information) `BreakerLayer`, a request, against {RESILIENCE}'s breaker service, which does not retry"
+        ),
+        Goal::Shown,
+        lead(through_layer, || resilience_execute(&resilience).is_ok()),
+    );
     targets
 }
 

@@ -9,13 +9,13 @@
 
 use std::hint::black_box;
 use std::sync::{Arc, Barrier, RwLock};
-use std::task::{Context, Poll};
+use std::task::Context;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use dashmap::DashMap;
-use retry_breaker_bench::ready;
+use retry_breaker_bench::{Answer, ready};
 use retry_breaker_solution::{
     BreakerLayer, ManualClock, ManualSleeper, Registry, RetryBreaker, RetryPolicy,
 };
@@ -122,24 +122,6 @@ fn two_threads(c: &mut Criterion, maps: &Arc<Maps>) {
     group.finish();
 }
 
-/// A service that answers at once, as cheaply as a service can.
-#[derive(Clone)]
-struct Echo;
-
-impl Service<u64> for Echo {
-    type Response = u64;
-    type Error = ();
-    type Future = std::future::Ready<Result<u64, ()>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), ()>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: u64) -> Self::Future {
-        std::future::ready(Ok(request))
-    }
-}
-
 fn layer_overhead(c: &mut Criterion) {
     let clock = ManualClock::new();
     let registry = Arc::new(Registry::new(RetryBreaker::builder(), clock.clone()).unwrap());
@@ -149,8 +131,8 @@ fn layer_overhead(c: &mut Criterion) {
         ManualSleeper::new(clock),
         |request: &u64| request % 4,
     );
-    let mut wrapped = layer.layer(Echo);
-    let mut direct = Echo;
+    let mut wrapped = layer.layer(Answer);
+    let mut direct = Answer;
     let mut group = c.benchmark_group("tower-layer");
     // Each request as a `tower` caller makes it: `poll_ready`, then `call`.
     let mut cx = Context::from_waker(std::task::Waker::noop());

@@ -11,15 +11,20 @@ pub enum Goal {
     AtLeast(f64),
     /// The ratio must be at most this (a cost over a floor).
     AtMost(f64),
+    /// Ours may take at most this many ns more than the other side (an
+    /// overhead, whose size matters more than its ratio).
+    AtMostNsOver(f64),
     /// No goal: shown for information.
     Shown,
 }
 
 impl Goal {
-    fn met_by(self, ratio: f64) -> bool {
+    fn met_by(self, measured: &Ratio) -> bool {
+        let [ours, other] = measured.ns;
         match self {
-            Goal::AtLeast(goal) => ratio >= goal,
-            Goal::AtMost(goal) => ratio <= goal,
+            Goal::AtLeast(goal) => measured.median >= goal,
+            Goal::AtMost(goal) => measured.median <= goal,
+            Goal::AtMostNsOver(goal) => ours - other <= goal,
             Goal::Shown => true,
         }
     }
@@ -40,7 +45,7 @@ impl Target {
     /// Whether the median ratio meets the goal.
     #[must_use]
     pub fn met(&self) -> bool {
-        self.goal.met_by(self.measured.median)
+        self.goal.met_by(&self.measured)
     }
 }
 
@@ -57,9 +62,13 @@ impl fmt::Display for Target {
             _ if self.met() => "met ",
             _ => "MISSED ",
         };
+        let over = match self.goal {
+            Goal::AtMostNsOver(_) => format!("{:+.1} ns, ", ours - other),
+            _ => String::new(),
+        };
         write!(
             f,
-            "{}: {verdict}({median:.3}x [{low:.2}x-{high:.2}x]; ours {ours:.1} ns, the other {other:.1} ns)",
+            "{}: {verdict}({over}{median:.3}x [{low:.2}x-{high:.2}x]; ours {ours:.1} ns, the other {other:.1} ns)",
             self.label
         )
     }
@@ -94,6 +103,17 @@ mod tests {
         assert!(target(Goal::AtMost(1.15), 1.15).met());
         assert!(target(Goal::AtMost(1.15), 0.9).met());
         assert!(!target(Goal::AtMost(1.15), 1.16).met());
+    }
+
+    #[test]
+    fn an_overhead_is_met_up_to_its_ns_and_shows_them() {
+        // ours 30 ns, the other 20 ns: 10 ns over.
+        assert!(target(Goal::AtMostNsOver(10.0), 1.5).met());
+        assert!(!target(Goal::AtMostNsOver(9.9), 1.5).met());
+        assert_eq!(
+            target(Goal::AtMostNsOver(25.0), 1.5).to_string(),
+            "`x` against `y`: met (+10.0 ns, 1.500x [1.40x-1.60x]; ours 30.0 ns, the other 20.0 ns)"
+        );
     }
 
     #[test]

@@ -11,7 +11,6 @@ use std::hash::Hash;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
 
 use tower::{Layer, Service};
 
@@ -20,33 +19,11 @@ use crate::error::{ExecuteError, GaveUp};
 use crate::policy::RetryPolicy;
 use crate::readiness::ReadyServices;
 use crate::registry::Registry;
-use crate::sleeper::{ManualSleeper, Sleeper};
+use crate::send_sleeper::SendSleeper;
+use crate::sleeper::ManualSleeper;
 
 type KeyOf<Req, K> = Arc<dyn Fn(&Req) -> K + Send + Sync>;
 type CloneOf<Req> = Arc<dyn Fn(&Req) -> Option<Req> + Send + Sync>;
-
-/// A [`Sleeper`] whose sleeps can cross threads, as a `tower` service's
-/// future must be able to.
-///
-/// The crate's own sleepers are such sleepers. For one of your own,
-/// implement this trait by returning the same wait as [`Sleeper::sleep`].
-pub trait SendSleeper: Sleeper + Clone + Send + Sync + 'static {
-    /// The same wait as [`Sleeper::sleep`], promised `Send`.
-    fn sleep_send(&self, delay: Duration) -> impl Future<Output = ()> + Send;
-}
-
-impl SendSleeper for ManualSleeper {
-    fn sleep_send(&self, delay: Duration) -> impl Future<Output = ()> + Send {
-        self.sleep(delay)
-    }
-}
-
-#[cfg(feature = "tokio")]
-impl SendSleeper for crate::sleeper::TokioSleeper {
-    fn sleep_send(&self, delay: Duration) -> impl Future<Output = ()> + Send {
-        self.sleep(delay)
-    }
-}
 
 /// A `tower` [`Layer`] that runs every request through
 /// [`RetryPolicy::run`], on the breaker that a [`Registry`] holds for the
@@ -382,6 +359,7 @@ mod tests {
     use super::*;
     use crate::breaker::RetryBreaker;
     use crate::clock::ManualClock;
+    use std::time::Duration;
 
     /// An inner service that is only ever shown, never called.
     #[derive(Debug, Clone)]

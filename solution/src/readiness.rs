@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use tower::Service;
 
-use crate::layer::SendSleeper;
+use crate::send_sleeper::SendSleeper;
 use crate::sleeper::Sleeper;
 use crate::time_source::TimeSource;
 

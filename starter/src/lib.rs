@@ -85,6 +85,7 @@ mod policy;
 #[cfg(feature = "tower")]
 mod readiness;
 mod registry;
+mod send_sleeper;
 mod sleeper;
 mod state;
 mod time_source;
@@ -102,10 +103,11 @@ pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, ErasedError, ExecuteError, GaveUp, Rejected};
 #[cfg(feature = "tower")]
-pub use layer::{BreakerFuture, BreakerLayer, BreakerService, SendSleeper};
+pub use layer::{BreakerFuture, BreakerLayer, BreakerService};
 pub use permit::{OwnedPermit, Permit};
 pub use policy::RetryPolicy;
 pub use registry::Registry;
+pub use send_sleeper::{SendSleeper, Sending};
 #[cfg(feature = "tokio")]
 pub use sleeper::TokioSleeper;
 pub use sleeper::{ManualSleeper, Sleeper};

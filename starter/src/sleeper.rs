@@ -23,7 +23,9 @@ use crate::time_source::TimeSource;
 /// The future need not be `Send`, so a sleeper for a single-threaded
 /// executor (a `LocalSet`, a browser's timers) fits too. The sleepers of this
 /// crate promise `Send`, so `execute` with any of them can be spawned on a
-/// multi-threaded runtime.
+/// multi-threaded runtime. Code generic over the sleeper cannot see that
+/// promise: there, bound the sleeper on [`SendSleeper`](crate::SendSleeper)
+/// and pass its [`sending`](crate::SendSleeper::sending) form.
 pub trait Sleeper {
     /// Completes once `delay` has passed. Dropping the future stops the wait.
     fn sleep(&self, delay: Duration) -> impl Future<Output = ()>;
