@@ -203,11 +203,18 @@ impl Fleet {
 
     /// A trip or a close: the view decides whether it is news (F2).
     fn hear(&mut self, stamp: Stamp, news: News, now: Duration) -> Applied {
+        let newest_before = self.latest();
         let applied = match self.view.hear(stamp, news, now) {
             Heard::Opened => Applied::Opened,
             Heard::Closed => Applied::Closed,
             Heard::Fenced => return Applied::Fenced,
         };
+        // A trip or a close that counts though newer news came first (a
+        // quorum's older trip, a close overtaken by a new incident) moves
+        // no epoch: the count and the lease stand.
+        if self.latest() == newest_before {
+            return applied;
+        }
         // A trip or a close starts the count afresh, everywhere (F5).
         self.runs.clear();
         self.own_run = 0;

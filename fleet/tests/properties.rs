@@ -140,8 +140,9 @@ proptest! {
     }
 
     /// F2: nothing is counted twice. A node applies each piece of news at
-    /// most once, a stale message never reopens a closed fleet or closes an
-    /// open one, and a node publishes each local trip once.
+    /// most once, a stale trip is fenced, a stale message never reopens a
+    /// closed fleet or closes an open one (a stale close may still end the
+    /// trips before it), and a node publishes each local trip once.
     #[test]
     fn stale_news_changes_nothing_and_nothing_counts_twice(
         messages in prop::collection::vec((0u64..6, 0u32..4, any::<bool>()), 1..60),
@@ -154,7 +155,11 @@ proptest! {
         )
         .unwrap();
         let mut newest = Stamp::default();
+        // A stamp names one message: the same stamp again is that message
+        // again, a duplicate, never a trip and a close at once.
+        let mut said = std::collections::HashMap::new();
         for (epoch, sender, trip) in messages {
+            let trip = *said.entry((epoch, sender)).or_insert(trip);
             let message = FleetMessage {
                 key: "db".into(),
                 stamp: Stamp::new(epoch, NodeId(sender)),
@@ -167,7 +172,9 @@ proptest! {
             let open_before = node.fleet_is_open();
             let applied = node.apply(&message);
             if message.stamp <= newest {
-                prop_assert_eq!(applied, Applied::Fenced);
+                if trip {
+                    prop_assert_eq!(applied, Applied::Fenced, "stale {}", message);
+                }
                 prop_assert_eq!(node.fleet_is_open(), open_before, "stale {}", message);
             } else {
                 newest = message.stamp;

@@ -106,11 +106,15 @@ pub enum News {
 /// What hearing a message did to the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Heard {
-    /// A newer trip: the sender counts as open until its cooldown ends.
+    /// A trip that counts: newer than everything heard (one node opens
+    /// the fleet), or, with a quorum, newer than the last close and than
+    /// its sender's last trip. The sender counts as open until its
+    /// cooldown ends.
     Opened,
-    /// A newer close: every trip before it is over.
+    /// A close newer than the last close: every trip before it is over (a
+    /// trip sent after it still counts).
     Closed,
-    /// Not newer than what the node knows (a duplicate, a replay, a message
+    /// Nothing the view did not know (a duplicate, a replay, news
     /// overtaken on the way): nothing changed.
     Fenced,
 }
@@ -220,11 +224,11 @@ impl FleetView {
     pub fn hear(&mut self, stamp: Stamp, news: News, now: Duration) -> Heard {
         // BEGIN TODO(16): fence messages no newer than the view; apply a newer trip or close (F2)
         let heard = match news {
-            // One node opens the fleet: its history is one line, and only a
-            // message newer than all of it counts.
+            // One node opens the fleet: a trip counts only if it is newer
+            // than all the news, as one line of history.
             News::Trip { .. } if self.quorum == NonZeroU32::MIN => stamp > self.latest,
-            // A quorum counts nodes: each sender's newest trip since the
-            // last close counts once.
+            // A quorum counts nodes: each node's newest trip after the last
+            // close counts once, whatever arrived first.
             News::Trip { .. } => {
                 let newer_than_its_own = self
                     .reports
@@ -232,7 +236,11 @@ impl FleetView {
                     .is_none_or(|report| stamp > report.stamp);
                 stamp > self.closed_at && newer_than_its_own
             }
-            News::Close => stamp > self.latest,
+            // A close answers the trips before it, and only those: a trip
+            // sent after it is a new incident. So it is compared with the
+            // last close, and nodes that heard the same news in different
+            // orders agree on what is still open.
+            News::Close => stamp > self.closed_at,
         };
         if !heard {
             return Heard::Fenced;
@@ -245,7 +253,10 @@ impl FleetView {
                 Heard::Opened
             }
             News::Close => {
-                self.reports.clear();
+                // The close ends the trips before it. A trip heard first but
+                // sent after it (a node that failed again once the probe had
+                // succeeded) keeps counting.
+                self.reports.retain(|_, report| report.stamp > stamp);
                 self.closed_at = stamp;
                 Heard::Closed
             }

@@ -103,11 +103,15 @@ pub enum News {
 /// What hearing a message did to the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Heard {
-    /// A newer trip: the sender counts as open until its cooldown ends.
+    /// A trip that counts: newer than everything heard (one node opens
+    /// the fleet), or, with a quorum, newer than the last close and than
+    /// its sender's last trip. The sender counts as open until its
+    /// cooldown ends.
     Opened,
-    /// A newer close: every trip before it is over.
+    /// A close newer than the last close: every trip before it is over (a
+    /// trip sent after it still counts).
     Closed,
-    /// Not newer than what the node knows (a duplicate, a replay, a message
+    /// Nothing the view did not know (a duplicate, a replay, news
     /// overtaken on the way): nothing changed.
     Fenced,
 }
