@@ -56,6 +56,14 @@ pub enum ConfigError {
         "the window's failure rate must be above 0 and at most 1 (0.5 is half of the attempts); 0 would open on no failure, above 1 never, and NaN is not a rate"
     )]
     FailureRateOutOfRange,
+    /// A retry budget's window too short to be kept in its 10 slots (Q5).
+    #[error(
+        "the retry budget's window must be at least 10 ns, as it is kept in 10 slots of at least 1 ns; got {window:?}"
+    )]
+    BudgetWindowTooShort {
+        /// The window asked for.
+        window: Duration,
+    },
 }
 
 /// The breaker refused to admit an attempt. The dependency was not called.
@@ -222,6 +230,10 @@ pub enum GaveUp {
     /// the request to send again: the clone function of a `BreakerLayer`
     /// said no (M2).
     NoCopyLeft,
+    /// The error was retryable, with attempts left, but the policy's
+    /// [`RetryBudget`](crate::RetryBudget) had no retry left in its window
+    /// (Q2).
+    RetryBudgetSpent,
 }
 
 impl GaveUp {
@@ -243,6 +255,7 @@ impl fmt::Display for GaveUp {
             GaveUp::NoAttemptsLeft => "no attempts were left",
             GaveUp::NotRetryable => "the error is not retryable",
             GaveUp::NoCopyLeft => "no copy of the request was left to retry with",
+            GaveUp::RetryBudgetSpent => "the retry budget had no retry left",
         })
     }
 }

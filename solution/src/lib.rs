@@ -15,8 +15,9 @@
 //! whose sleeps would not move the breaker's clock.
 //!
 //! [`RetryPolicy`] holds the retry settings as one value for production
-//! code, and [`timeout::per_attempt`] gives each attempt a deadline, so that
-//! a hang is a failure the breaker counts.
+//! code, a [`RetryBudget`] caps the retries of many calls as a share of
+//! those calls, and [`timeout::per_attempt`] gives each attempt a deadline,
+//! so that a hang is a failure the breaker counts.
 //!
 //! [`fleet`] holds what one node of a fleet knows of the others' trips and
 //! closes, and what it decides from that: the part of a breaker shared
@@ -67,6 +68,7 @@
 mod attempt;
 pub mod backoff;
 mod breaker;
+mod budget;
 mod builder;
 mod circuit;
 mod clock;
@@ -98,6 +100,7 @@ mod verdict;
 mod window;
 
 pub use breaker::RetryBreaker;
+pub use budget::RetryBudget;
 pub use builder::Builder;
 pub use circuit::Recorded;
 #[cfg(feature = "tokio")]

@@ -9,6 +9,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -16,8 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backoff;
 use crate::breaker::RetryBreaker;
+use crate::budget::RetryBudget;
 use crate::clock::Clock;
-use crate::error::ExecuteError;
+use crate::error::{ExecuteError, GaveUp};
 use crate::sleeper::Sleeper;
 use crate::verdict::Verdict;
 
@@ -74,6 +76,7 @@ pub struct RetryPolicy<E> {
     retry_after: Option<Hint<E>>,
     classify_errors: Option<Classifier<E>>,
     cancel: CancellationToken,
+    budget: Option<Arc<RetryBudget>>,
 }
 
 /// The delays before jitter and hints.
@@ -122,6 +125,7 @@ impl<E> RetryPolicy<E> {
             retry_after: None,
             classify_errors: None,
             cancel: CancellationToken::new(),
+            budget: None,
         }
     }
 
@@ -205,6 +209,48 @@ impl<E> RetryPolicy<E> {
         self
     }
 
+    /// Draws every retry from `budget`, which the calls of this policy
+    /// (and of its clones, and of any other policy handed the same budget)
+    /// share: each call's first attempt earns it, each retry spends it, on
+    /// the breaker's clock. A retry it refuses is not made: the call ends
+    /// with the failure before it and [`GaveUp::RetryBudgetSpent`] (Q1-Q4).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ExecuteError, GaveUp, ManualClock, RetryBreaker, RetryBudget, RetryPolicy};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let clock = ManualClock::new();
+    /// let breaker = RetryBreaker::new(10, Duration::from_secs(30), clock.clone())?;
+    /// // No retry for free, and one for every 2 calls over the last 10 s.
+    /// let budget = Arc::new(RetryBudget::new(Duration::from_secs(10), 0, 50)?);
+    /// let policy = RetryPolicy::constant(Duration::from_millis(100)).retry_budget(budget);
+    ///
+    /// let sleeper = clock.sleeper();
+    /// let busy = || std::future::ready(Err::<(), _>("busy"));
+    /// let result = policy.run(&breaker, &sleeper, busy).await;
+    /// // One call earned half a retry: not enough for one.
+    /// assert!(matches!(
+    ///     result,
+    ///     Err(ExecuteError::Task { attempt: 1, reason: GaveUp::RetryBudgetSpent, .. })
+    /// ));
+    /// assert!(sleeper.delays().is_empty(), "a refused retry waits for nothing");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn retry_budget(mut self, budget: Arc<RetryBudget>) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The budget this policy's retries are drawn from, if it has one.
+    #[must_use]
+    pub fn budget(&self) -> Option<&Arc<RetryBudget>> {
+        self.budget.as_ref()
+    }
+
     /// Runs `task` through `breaker` under this policy, sleeping through
     /// `sleeper`: a call of [`RetryBreaker::execute`] with the policy's
     /// settings.
@@ -255,7 +301,14 @@ impl<E> RetryPolicy<E> {
         // that attempt's.
         let asked = Mutex::new(None);
         let hint = self.retry_after.as_deref();
+        let budget = self.budget.as_deref();
+        // The call earns its share of the budget when its first attempt
+        // runs: a call the breaker refused outright sent nothing (Q1).
+        let mut first = true;
         let task = || {
+            if let (true, Some(budget)) = (std::mem::take(&mut first), budget) {
+                budget.deposit(breaker.clock().now());
+            }
             let attempt = task();
             let asked = &asked;
             async move {
@@ -288,17 +341,38 @@ impl<E> RetryPolicy<E> {
             (Err(error), Some(classify)) => classify(error),
             _ => Verdict::of(outcome),
         };
-        breaker
+        // The budget is asked last, so that a retry the predicate or the
+        // caller turns down spends nothing (Q2).
+        // Atomic only so that the call's future stays `Send`: one call asks
+        // one question at a time.
+        let spent = AtomicBool::new(false);
+        let retryable = |error: &E| {
+            (self.retryable)(error)
+                && another()
+                && budget.is_none_or(|budget| {
+                    let granted = budget.withdraw(breaker.clock().now());
+                    spent.store(!granted, Ordering::Relaxed);
+                    granted
+                })
+        };
+        let mut result = breaker
             .execute_classified(
                 self.attempts,
                 task,
                 classify,
-                |error| (self.retryable)(error) && another(),
+                retryable,
                 backoff,
                 &self.cancel,
                 sleeper,
             )
-            .await
+            .await;
+        // `execute` saw the predicate say no with attempts left; say why.
+        if let (true, Err(ExecuteError::Task { reason, .. })) =
+            (spent.load(Ordering::Relaxed), &mut result)
+        {
+            *reason = GaveUp::RetryBudgetSpent;
+        }
+        result
     }
 }
 
@@ -312,6 +386,7 @@ impl<E> Clone for RetryPolicy<E> {
             retry_after: self.retry_after.clone(),
             classify_errors: self.classify_errors.clone(),
             cancel: self.cancel.clone(),
+            budget: self.budget.clone(),
         }
     }
 }
@@ -324,6 +399,7 @@ impl<E> fmt::Debug for RetryPolicy<E> {
             .field("jitter", &self.jitter)
             .field("retry_after", &self.retry_after.is_some())
             .field("classify_errors", &self.classify_errors.is_some())
+            .field("budget", &self.budget)
             .finish_non_exhaustive()
     }
 }

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use retry_breaker::{
-    BreakerLayer, ExecuteError, GaveUp, ManualClock, ManualSleeper, Registry, RetryBreaker,
-    RetryPolicy, State, Verdict,
+    BreakerLayer, Clock, ExecuteError, GaveUp, ManualClock, ManualSleeper, Registry, RetryBreaker,
+    RetryBudget, RetryPolicy, State, Verdict,
 };
 use tokio_util::sync::CancellationToken;
 use tower::{Layer, Service};
@@ -677,6 +677,51 @@ fn m2_a_request_that_cannot_be_cloned_gets_exactly_one_attempt() {
             setup.registry.breaker("/charges").state(),
             State::Closed { failures: 1 },
             "M2: the single attempt still goes through the route's breaker (TODO(15))"
+        );
+    });
+}
+
+#[test]
+fn m2_q2_a_layer_s_retries_draw_on_its_policy_s_budget_and_a_missing_copy_spends_none() {
+    m2(async {
+        let setup = setup();
+        let gateway = Gateway::new(&["/charges"]);
+        // One retry over the window, whatever the traffic.
+        let budget = Arc::new(RetryBudget::new(ms(1_000), 1, 0).expect("a valid budget"));
+        let uncopyable = BreakerLayer::cloning_with(
+            Arc::clone(&setup.registry),
+            policy().retry_budget(Arc::clone(&budget)),
+            setup.sleeper.clone(),
+            |route: &String| route.clone(),
+            |_: &String| None,
+        );
+        let result = uncopyable
+            .layer(gateway.clone())
+            .call("/charges".to_owned())
+            .await;
+        assert_eq!(
+            gave_up(&result),
+            Some(GaveUp::NoCopyLeft),
+            "M2: with no copy to send, the call stops for want of one (TODO(15)); got {result:?}"
+        );
+        assert_eq!(
+            budget.available(setup.clock.now()),
+            1,
+            "Q2: a retry that had no copy to send spent nothing of the budget (TODO(15))"
+        );
+        let mut client =
+            by_route(&setup, policy().retry_budget(Arc::clone(&budget))).layer(gateway.clone());
+        let result = client.call("/charges".to_owned()).await;
+        assert_eq!(
+            (failed_at(&result), gave_up(&result)),
+            (Some((2, "503")), Some(GaveUp::RetryBudgetSpent)),
+            "Q2, M1: the layer's call retries once on the budget's one retry, and its second \
+             failure ends the call, the budget spent (TODO(15)); got {result:?}"
+        );
+        assert_eq!(
+            gateway.count("/charges"),
+            3,
+            "M2: one attempt of the first call, two of the second (TODO(15))"
         );
     });
 }

@@ -948,6 +948,7 @@ fn hooked_call(
     script
 }
 
+mod budget;
 mod errors;
 mod give_up;
 mod policy;

@@ -4,7 +4,9 @@
 //! the attempt before it (E10); a clock and a sleeper that cannot agree are
 //! refused before anything happens (E9).
 
-use retry_breaker::{ExecuteError, Rejected, State};
+use std::sync::Arc;
+
+use retry_breaker::{Clock, ExecuteError, Rejected, RetryBudget, RetryPolicy, State};
 
 use crate::support::{Ending, Fault, Lab, Script, ms, run};
 
@@ -214,6 +216,44 @@ fn e10_a_refusal_of_a_retry_while_the_cooldown_runs_carries_the_failure_that_ope
             lab.sleeper.delays(),
             [ms(10)],
             "E3: no sleep after the refusal"
+        );
+    });
+}
+
+#[test]
+fn q1_a_call_the_breaker_refuses_outright_earns_no_retry() {
+    run(LOOPED, async {
+        let lab = Lab::new(1, ms(10));
+        lab.trip();
+        // No floor: every retry must be earned, one per call.
+        let budget = Arc::new(RetryBudget::new(ms(1_000), 0, 100).expect("a valid budget"));
+        let policy = RetryPolicy::constant(ms(1))
+            .without_jitter()
+            .retry_budget(Arc::clone(&budget));
+        let script = Script::new([Err(Fault::Timeout), Ok(1)]);
+        let result = policy.run(&lab.breaker, &lab.sleeper, script.task()).await;
+        assert_eq!(
+            result.ending(),
+            "Rejected",
+            "TODO(7): the open circuit refuses the call (E3); got {result:?}"
+        );
+        assert_eq!(
+            budget.available(lab.clock.now()),
+            0,
+            "Q1: a call refused before its first attempt sent nothing, so it earned no retry"
+        );
+        lab.advance(ms(10));
+        let result = policy.run(&lab.breaker, &lab.sleeper, script.task()).await;
+        assert_eq!(
+            (result.ending(), result.attempt(), result.cause()),
+            ("Rejected", Some(2), Some(&Fault::Timeout)),
+            "TODO(7): the probe's timeout reopens the circuit; the call earned and spent a retry, \
+             which the circuit then refuses (E3, E10); got {result:?}"
+        );
+        assert_eq!(
+            budget.available(lab.clock.now()),
+            0,
+            "Q1, Q2: the probe's call earned one retry and spent it"
         );
     });
 }

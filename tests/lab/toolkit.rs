@@ -11,6 +11,8 @@ use retry_breaker::{
 
 use crate::support::{Fault, ms};
 
+mod budget;
+
 #[test]
 fn the_suite_tests_the_crate_the_command_asked_for() {
     let expected =
