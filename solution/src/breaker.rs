@@ -15,6 +15,7 @@ use std::sync::{Arc, PoisonError};
 use std::thread;
 use std::time::Duration;
 
+use crate::bulkhead::Bulkhead;
 use crate::circuit::{Circuit, Recorded};
 use crate::clock::Clock;
 use crate::error::{ConfigError, Rejected};
@@ -70,6 +71,8 @@ pub struct RetryBreaker<C> {
     // END SOLUTION ONLY
     clock: C,
     hook: Option<TransitionHook>,
+    /// The limit on attempts in flight, if the breaker has one (H1).
+    bulkhead: Option<Bulkhead>,
 }
 
 impl<C: Clock> RetryBreaker<C> {
@@ -98,12 +101,13 @@ impl<C: Clock> RetryBreaker<C> {
             // END SOLUTION ONLY
             clock,
             hook: None,
+            bulkhead: None,
         })
     }
 
     /// A breaker around an already configured circuit (see
     /// [`builder`](RetryBreaker::builder)).
-    pub(crate) fn from_circuit(circuit: Circuit, clock: C) -> Self {
+    pub(crate) fn from_circuit(circuit: Circuit, clock: C, bulkhead: Option<Bulkhead>) -> Self {
         // BEGIN SOLUTION ONLY: the fast path
         let shortcut = ClosedShortcut::new();
         shortcut.refresh(&circuit);
@@ -115,6 +119,7 @@ impl<C: Clock> RetryBreaker<C> {
             // END SOLUTION ONLY
             clock,
             hook: None,
+            bulkhead,
         }
     }
 
@@ -187,6 +192,20 @@ impl<C: Clock> RetryBreaker<C> {
         self.circuit().window_config()
     }
 
+    /// The most attempts that may be in flight at once, if the breaker has
+    /// a bulkhead ([`Builder::max_in_flight`](crate::Builder::max_in_flight)).
+    #[must_use]
+    pub fn max_in_flight(&self) -> Option<u32> {
+        self.bulkhead.as_ref().map(Bulkhead::limit)
+    }
+
+    /// How many permits hold a slot of the bulkhead now: admitted attempts
+    /// not yet reported or dropped (0 without a bulkhead).
+    #[must_use]
+    pub fn in_flight(&self) -> u32 {
+        self.bulkhead.as_ref().map_or(0, Bulkhead::in_flight)
+    }
+
     /// The breaker's clock.
     pub fn clock(&self) -> &C {
         &self.clock
@@ -202,6 +221,18 @@ impl<C: Clock> RetryBreaker<C> {
     /// flight. Nothing is counted for a rejection.
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
+        // The circuit answers first, so that an open circuit says so even
+        // when the bulkhead is full too (H4).
+        let permit = self.admit()?;
+        match &self.bulkhead {
+            None => Ok(permit),
+            Some(bulkhead) => permit.into_slot(bulkhead),
+        }
+    }
+
+    /// The circuit's answer to an attempt, before any bulkhead.
+    #[inline]
+    fn admit(&self) -> Result<Permit<'_, C>, Rejected> {
         // BEGIN SOLUTION ONLY: the fast path
         // A CLOSED circuit admits every attempt, and an OPEN one refuses
         // every attempt before its deadline: neither changes anything.
@@ -211,7 +242,7 @@ impl<C: Clock> RetryBreaker<C> {
         self.admit_locked()
     }
 
-    /// The rest of [`try_acquire`](RetryBreaker::try_acquire), under the
+    /// The rest of [`admit`](RetryBreaker::admit), under the
     /// lock: in a function of its own, so that the fast path above stays
     /// small enough to be inlined into the caller (an OPEN refusal is
     /// little more than a clock read, and a call with its register saves
@@ -264,8 +295,8 @@ impl<C: Clock> RetryBreaker<C> {
     ///
     /// As for [`try_acquire`](RetryBreaker::try_acquire).
     pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
-        let generation = self.try_acquire()?.into_generation();
-        Ok(OwnedPermit::new(Arc::clone(self), generation))
+        let parts = self.try_acquire()?.into_parts();
+        Ok(OwnedPermit::new(Arc::clone(self), parts))
     }
 
     #[inline]
@@ -325,6 +356,11 @@ impl<C: Clock> RetryBreaker<C> {
         // STARTER: let _ = generation;
         // STARTER: self.update(operation)
         // END TODO
+    }
+
+    /// The bulkhead whose slots the permits hold, if there is one.
+    pub(crate) fn bulkhead(&self) -> Option<&Bulkhead> {
+        self.bulkhead.as_ref()
     }
 
     pub(crate) fn abandon(&self, generation: Generation) {

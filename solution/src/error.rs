@@ -56,6 +56,11 @@ pub enum ConfigError {
         "the window's failure rate must be above 0 and at most 1 (0.5 is half of the attempts); 0 would open on no failure, above 1 never, and NaN is not a rate"
     )]
     FailureRateOutOfRange,
+    /// A bulkhead of 0 slots would refuse every attempt (H1).
+    #[error(
+        "a bulkhead must let at least 1 attempt through at a time: with 0 it would refuse every attempt"
+    )]
+    ZeroInFlight,
     /// A retry budget's window too short to be kept in its 10 slots (Q5).
     #[error(
         "the retry budget's window must be at least 10 ns, as it is kept in 10 slots of at least 1 ns; got {window:?}"
@@ -84,16 +89,26 @@ pub enum Rejected {
         "the circuit is half-open and its single probe is still in flight, so the attempt was refused without calling the dependency"
     )]
     ProbeInFlight,
+    /// The circuit would admit the attempt, but the breaker's bulkhead
+    /// already has `limit` attempts in flight (H1). Nothing was counted; the
+    /// next attempt may find room as soon as one of those reports.
+    #[error(
+        "the bulkhead is full: {limit} attempts to this dependency are already in flight, so the attempt was refused without calling the dependency"
+    )]
+    Full {
+        /// The most attempts in flight at once.
+        limit: u32,
+    },
 }
 
 impl Rejected {
     /// How long until an attempt could be admitted again: the rest of the
-    /// cooldown, or zero while a probe decides.
+    /// cooldown, or zero while a probe decides or a bulkhead is full.
     #[must_use]
     pub fn remaining(&self) -> Duration {
         match self {
             Rejected::Open { remaining } => *remaining,
-            Rejected::ProbeInFlight => Duration::ZERO,
+            Rejected::ProbeInFlight | Rejected::Full { .. } => Duration::ZERO,
         }
     }
 }

@@ -70,6 +70,7 @@ pub mod backoff;
 mod breaker;
 mod budget;
 mod builder;
+mod bulkhead;
 mod circuit;
 mod clock;
 mod deadline;

@@ -5,8 +5,10 @@ use std::mem::ManuallyDrop;
 use std::sync::Arc;
 
 use crate::breaker::RetryBreaker;
+use crate::bulkhead::{Bulkhead, SlotBack};
 use crate::circuit::Recorded;
 use crate::clock::Clock;
+use crate::error::Rejected;
 use crate::transition::Generation;
 use crate::verdict::Verdict;
 
@@ -22,6 +24,9 @@ use crate::verdict::Verdict;
 /// verdict, but a probe gives its slot back so the breaker is never wedged.
 /// ([`RetryBreaker::execute`] is more precise: it catches the task's own
 /// panic where it happens, so any other panic costs its permit nothing.)
+///
+/// With a bulkhead ([`Builder::max_in_flight`](crate::Builder::max_in_flight))
+/// a permit holds one of its slots until it is reported or dropped (H3).
 ///
 /// ```
 /// use std::time::Duration;
@@ -41,14 +46,43 @@ use crate::verdict::Verdict;
 pub struct Permit<'a, C: Clock> {
     breaker: &'a RetryBreaker<C>,
     generation: Generation,
+    /// Whether this permit holds a slot of the breaker's bulkhead.
+    holds_slot: bool,
 }
 
 impl<'a, C: Clock> Permit<'a, C> {
+    /// The circuit's admission in `generation`, holding no bulkhead slot yet.
     pub(crate) fn new(breaker: &'a RetryBreaker<C>, generation: Generation) -> Self {
+        Self::holding(breaker, generation, false)
+    }
+
+    fn holding(breaker: &'a RetryBreaker<C>, generation: Generation, holds_slot: bool) -> Self {
         Permit {
             breaker,
             generation,
+            holds_slot,
         }
+    }
+
+    /// The permit, holding a slot of `bulkhead`; if none is free, the
+    /// admission is given back with no verdict, as a permit dropped
+    /// unreported is, so a probe hands its slot back and nothing is counted
+    /// (H1, H2).
+    pub(crate) fn into_slot(mut self, bulkhead: &Bulkhead) -> Result<Self, Rejected> {
+        if bulkhead.try_hold() {
+            self.holds_slot = true;
+            Ok(self)
+        } else {
+            self.abandon();
+            Err(Rejected::Full {
+                limit: bulkhead.limit(),
+            })
+        }
+    }
+
+    /// The guard that gives this permit's slot back, if it holds one.
+    fn slot_back(&self) -> SlotBack<'a> {
+        SlotBack(self.holds_slot.then(|| self.breaker.bulkhead()).flatten())
     }
 
     /// The generation this attempt was admitted in.
@@ -66,6 +100,7 @@ impl<'a, C: Clock> Permit<'a, C> {
     pub fn success(self) -> Recorded {
         // Reporting consumes the guard, so its drop-time cleanup must not run.
         let permit = ManuallyDrop::new(self);
+        let _slot = permit.slot_back();
         permit.breaker.record_success(permit.generation)
     }
 
@@ -76,6 +111,7 @@ impl<'a, C: Clock> Permit<'a, C> {
     )]
     pub fn failure(self) -> Recorded {
         let permit = ManuallyDrop::new(self);
+        let _slot = permit.slot_back();
         permit.breaker.record_failure(permit.generation)
     }
 
@@ -121,20 +157,23 @@ impl<'a, C: Clock> Permit<'a, C> {
 
     /// Takes the generation out, leaving the attempt to whoever carries it on
     /// (an [`OwnedPermit`]): nothing is recorded.
-    pub(crate) fn into_generation(self) -> Generation {
-        ManuallyDrop::new(self).generation
+    pub(crate) fn into_parts(self) -> (Generation, bool) {
+        let permit = ManuallyDrop::new(self);
+        (permit.generation, permit.holds_slot)
     }
 
     /// Gives the permit back with no verdict, panicking or not: for callers
     /// that know nothing was observed.
     pub(crate) fn abandon(self) {
         let permit = ManuallyDrop::new(self);
+        let _slot = permit.slot_back();
         permit.breaker.abandon(permit.generation);
     }
 }
 
 impl<C: Clock> Drop for Permit<'_, C> {
     fn drop(&mut self) {
+        let _slot = self.slot_back();
         // BEGIN TODO(4): dropped unreported: during a panic record a failure, otherwise abandon (B7)
         if std::thread::panicking() {
             self.breaker.record_failure(self.generation);
@@ -166,14 +205,25 @@ pub struct OwnedPermit<C: Clock> {
     /// Taken out when the permit reports, so that its drop then does nothing.
     breaker: Option<Arc<RetryBreaker<C>>>,
     generation: Generation,
+    holds_slot: bool,
 }
 
 impl<C: Clock> OwnedPermit<C> {
-    pub(crate) fn new(breaker: Arc<RetryBreaker<C>>, generation: Generation) -> Self {
+    /// The owned form of a permit's parts (see [`Permit::into_parts`]).
+    pub(crate) fn new(
+        breaker: Arc<RetryBreaker<C>>,
+        (generation, holds_slot): (Generation, bool),
+    ) -> Self {
         OwnedPermit {
             breaker: Some(breaker),
             generation,
+            holds_slot,
         }
+    }
+
+    /// The borrowed permit that reports (or drops) for this one.
+    fn borrowed<'a>(&self, breaker: &'a RetryBreaker<C>) -> Permit<'a, C> {
+        Permit::holding(breaker, self.generation, self.holds_slot)
     }
 
     /// The generation this attempt was admitted in.
@@ -189,7 +239,7 @@ impl<C: Clock> OwnedPermit<C> {
     )]
     pub fn success(mut self) -> Recorded {
         let breaker = self.take_breaker();
-        Permit::new(&breaker, self.generation).success()
+        self.borrowed(&breaker).success()
     }
 
     /// Reports that the attempt failed.
@@ -199,7 +249,7 @@ impl<C: Clock> OwnedPermit<C> {
     )]
     pub fn failure(mut self) -> Recorded {
         let breaker = self.take_breaker();
-        Permit::new(&breaker, self.generation).failure()
+        self.borrowed(&breaker).failure()
     }
 
     /// Reports the attempt with a classifier's verdict, as
@@ -210,7 +260,7 @@ impl<C: Clock> OwnedPermit<C> {
     )]
     pub fn report(mut self, verdict: Verdict) -> Option<Recorded> {
         let breaker = self.take_breaker();
-        Permit::new(&breaker, self.generation).report(verdict)
+        self.borrowed(&breaker).report(verdict)
     }
 
     /// The breaker, for the borrowed permit that reports for this one.
@@ -228,7 +278,7 @@ impl<C: Clock> Drop for OwnedPermit<C> {
         // Unreported: the borrowed permit's drop does exactly what a dropped
         // `Permit` does, panicking or not.
         if let Some(breaker) = self.breaker.take() {
-            drop(Permit::new(&breaker, self.generation));
+            drop(self.borrowed(&breaker));
         }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
+use crate::bulkhead::Bulkhead;
 use crate::circuit::{Circuit, Recorded};
 use crate::clock::Clock;
 use crate::error::{ConfigError, Rejected};
@@ -51,6 +52,8 @@ pub struct RetryBreaker<C> {
     circuit: Mutex<Circuit>,
     clock: C,
     hook: Option<TransitionHook>,
+    /// The limit on attempts in flight, if the breaker has one (H1).
+    bulkhead: Option<Bulkhead>,
 }
 
 impl<C: Clock> RetryBreaker<C> {
@@ -74,16 +77,18 @@ impl<C: Clock> RetryBreaker<C> {
             circuit: Mutex::new(Circuit::new(threshold, cooldown)),
             clock,
             hook: None,
+            bulkhead: None,
         })
     }
 
     /// A breaker around an already configured circuit (see
     /// [`builder`](RetryBreaker::builder)).
-    pub(crate) fn from_circuit(circuit: Circuit, clock: C) -> Self {
+    pub(crate) fn from_circuit(circuit: Circuit, clock: C, bulkhead: Option<Bulkhead>) -> Self {
         RetryBreaker {
             circuit: Mutex::new(circuit),
             clock,
             hook: None,
+            bulkhead,
         }
     }
 
@@ -156,6 +161,20 @@ impl<C: Clock> RetryBreaker<C> {
         self.circuit().window_config()
     }
 
+    /// The most attempts that may be in flight at once, if the breaker has
+    /// a bulkhead ([`Builder::max_in_flight`](crate::Builder::max_in_flight)).
+    #[must_use]
+    pub fn max_in_flight(&self) -> Option<u32> {
+        self.bulkhead.as_ref().map(Bulkhead::limit)
+    }
+
+    /// How many permits hold a slot of the bulkhead now: admitted attempts
+    /// not yet reported or dropped (0 without a bulkhead).
+    #[must_use]
+    pub fn in_flight(&self) -> u32 {
+        self.bulkhead.as_ref().map_or(0, Bulkhead::in_flight)
+    }
+
     /// The breaker's clock.
     pub fn clock(&self) -> &C {
         &self.clock
@@ -170,9 +189,21 @@ impl<C: Clock> RetryBreaker<C> {
     /// [`Rejected`] while the circuit is open or a half-open probe is in
     /// flight. Nothing is counted for a rejection.
     #[inline]
+    pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
+        // The circuit answers first, so that an open circuit says so even
+        // when the bulkhead is full too (H4).
+        let permit = self.admit()?;
+        match &self.bulkhead {
+            None => Ok(permit),
+            Some(bulkhead) => permit.into_slot(bulkhead),
+        }
+    }
+
+    /// The circuit's answer to an attempt, before any bulkhead.
+    #[inline]
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
-    pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
+    fn admit(&self) -> Result<Permit<'_, C>, Rejected> {
         let (admitted, transition) = self.locked(Circuit::admit);
         let permit = Permit::new(self, admitted?);
         if let Some(transition) = transition {
@@ -210,8 +241,8 @@ impl<C: Clock> RetryBreaker<C> {
     ///
     /// As for [`try_acquire`](RetryBreaker::try_acquire).
     pub fn try_acquire_owned(self: &Arc<Self>) -> Result<OwnedPermit<C>, Rejected> {
-        let generation = self.try_acquire()?.into_generation();
-        Ok(OwnedPermit::new(Arc::clone(self), generation))
+        let parts = self.try_acquire()?.into_parts();
+        Ok(OwnedPermit::new(Arc::clone(self), parts))
     }
 
     #[inline]
@@ -252,6 +283,11 @@ impl<C: Clock> RetryBreaker<C> {
         // For now, a stand-in that ignores this rule, so the earlier steps keep working:
         let _ = generation;
         self.update(operation)
+    }
+
+    /// The bulkhead whose slots the permits hold, if there is one.
+    pub(crate) fn bulkhead(&self) -> Option<&Bulkhead> {
+        self.bulkhead.as_ref()
     }
 
     pub(crate) fn abandon(&self, generation: Generation) {

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::breaker::RetryBreaker;
+use crate::bulkhead::Bulkhead;
 use crate::circuit::Circuit;
 use crate::clock::Clock;
 use crate::error::ConfigError;
@@ -41,6 +42,7 @@ pub struct Builder {
     cooldown: Duration,
     success_threshold: u32,
     window: Option<WindowConfig>,
+    max_in_flight: Option<u32>,
 }
 
 impl RetryBreaker<()> {
@@ -52,6 +54,7 @@ impl RetryBreaker<()> {
             cooldown: Duration::from_secs(30),
             success_threshold: 1,
             window: None,
+            max_in_flight: None,
         }
     }
 }
@@ -83,13 +86,42 @@ impl Builder {
         self
     }
 
+    /// A bulkhead: at most `limit` admitted attempts in flight at once,
+    /// the probe included; one more is refused with
+    /// [`Rejected::Full`](crate::Rejected::Full), which the circuit never
+    /// hears of (H1-H4). No limit unless set.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_starter::{ManualClock, Rejected, RetryBreaker, State};
+    ///
+    /// let breaker = RetryBreaker::builder()
+    ///     .threshold(3)
+    ///     .max_in_flight(2)
+    ///     .build(ManualClock::new())?;
+    /// let first = breaker.try_acquire()?;
+    /// let second = breaker.try_acquire()?;
+    /// assert_eq!(breaker.try_acquire().err(), Some(Rejected::Full { limit: 2 }));
+    /// assert_eq!(breaker.state(), State::Closed { failures: 0 }, "a refusal counts nothing");
+    /// first.failure();
+    /// assert_eq!(breaker.in_flight(), 1, "a reported attempt frees its slot");
+    /// let third = breaker.try_acquire()?;
+    /// # drop((second, third));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn max_in_flight(mut self, limit: u32) -> Self {
+        self.max_in_flight = Some(limit);
+        self
+    }
+
     /// The breaker, closed, with `clock` as its time. Everything it needs is
     /// allocated here, so recording verdicts never allocates.
     ///
     /// # Errors
     ///
     /// A [`ConfigError`] naming the first setting that cannot work: a zero
-    /// threshold or success threshold, or a window that could never open.
+    /// threshold or success threshold, a window that could never open, or a
+    /// bulkhead with no room.
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
     pub fn build<C: Clock>(self, clock: C) -> Result<RetryBreaker<C>, ConfigError> {
@@ -105,8 +137,12 @@ impl Builder {
             }
             None => None,
         };
+        let bulkhead = match self.max_in_flight {
+            Some(0) => return Err(ConfigError::ZeroInFlight),
+            limit => limit.map(Bulkhead::new),
+        };
         let circuit =
             Circuit::new(self.threshold, self.cooldown).with_modes(self.success_threshold, window);
-        Ok(RetryBreaker::from_circuit(circuit, clock))
+        Ok(RetryBreaker::from_circuit(circuit, clock, bulkhead))
     }
 }

@@ -11,6 +11,7 @@ use crate::support::breaker_core::{
 use crate::support::panics::quietly;
 use crate::support::{Lab, ms};
 
+mod bulkhead;
 mod clock;
 
 const DROP_TODO: &str = "TODO(4): a permit dropped unreported must clean up after itself (B7)";

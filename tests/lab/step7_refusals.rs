@@ -258,4 +258,5 @@ fn q1_a_call_the_breaker_refuses_outright_earns_no_retry() {
     });
 }
 
+mod bulkhead;
 mod time_sources;

@@ -102,6 +102,18 @@ fn every_error_message_is_a_sentence_about_what_happened() {
     assert!(open.contains("open") && open.contains("5ms"), "{open}");
     let busy = Rejected::ProbeInFlight.to_string();
     assert!(busy.contains("probe"), "{busy}");
+    let full = Rejected::Full { limit: 4 }.to_string();
+    assert!(
+        full.contains("bulkhead is full") && full.contains("4 attempts"),
+        "{full}"
+    );
+    assert_eq!(
+        Rejected::Full { limit: 4 }.remaining(),
+        Duration::ZERO,
+        "H1: a full bulkhead may have room as soon as an attempt reports"
+    );
+    let spent = GaveUp::RetryBudgetSpent.to_string();
+    assert!(spent.contains("retry budget"), "{spent}");
     let cancelled = ExecuteError::<Fault>::Cancelled {
         attempts_made: 2,
         source: None,
@@ -262,4 +274,14 @@ fn e2_e7_a_cancellation_hands_back_the_failure_before_it_and_a_first_one_none() 
         std::error::Error::source(&first).is_none(),
         "E2: a cancellation before the first attempt has no source"
     );
+}
+
+#[test]
+fn h1_a_bulkhead_with_no_room_is_a_configuration_error() {
+    let built = retry_breaker::RetryBreaker::builder()
+        .max_in_flight(0)
+        .build(ManualClock::new());
+    let error = built.err().expect("H1: a bulkhead of 0 slots is refused");
+    assert_eq!(error, retry_breaker::ConfigError::ZeroInFlight);
+    assert!(error.to_string().contains("at least 1"), "{error}");
 }
