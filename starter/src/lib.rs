@@ -19,6 +19,9 @@
 //! those calls, and [`timeout::per_attempt`] gives each attempt a deadline,
 //! so that a hang is a failure the breaker counts.
 //!
+//! [`Builder::max_in_flight`] adds a bulkhead, a limit on the attempts in
+//! flight, which a circuit breaker alone is not.
+//!
 //! [`fleet`] holds what one node of a fleet knows of the others' trips and
 //! closes, and what it decides from that: the part of a breaker shared
 //! across a fleet that needs no network (the `retry-breaker-fleet` crate
