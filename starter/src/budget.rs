@@ -157,12 +157,9 @@ impl Ledger {
     /// as the newest: the clock never goes back, but two callers may read it
     /// in one order and lock the ledger in the other.
     fn move_to(&mut self, slot: u128) {
-        if slot <= self.newest {
-            return;
-        }
-        // Every slot from the one after the newest up to `slot` is new: at
-        // most all of them, however long nothing happened.
-        let fresh = (slot - self.newest).min(SLOTS as u128);
+        // Every slot after the newest up to `slot` is new: none if `slot` is
+        // not later, and at most all of them, however long nothing happened.
+        let fresh = slot.saturating_sub(self.newest).min(SLOTS as u128);
         for step in 0..fresh {
             let index = Self::index(slot - step);
             let gone = std::mem::take(&mut self.slots[index]);
@@ -171,7 +168,7 @@ impl Ledger {
             self.calls = self.calls.saturating_sub(gone.calls);
             self.retries = self.retries.saturating_sub(gone.retries);
         }
-        self.newest = slot;
+        self.newest = self.newest.max(slot);
     }
 
     fn newest_slot(&mut self) -> &mut Slot {

@@ -210,6 +210,24 @@ fn a_policy_debugs_with_its_settings() {
         shown.contains("attempts: 4"),
         "a policy debugs with its attempts: {shown}"
     );
+    assert!(
+        policy.budget().is_none(),
+        "Q2: no retry budget unless given one"
+    );
+    let budget = std::sync::Arc::new(retry_breaker::RetryBudget::new(ms(1_000), 1, 20).unwrap());
+    let policy = policy.retry_budget(std::sync::Arc::clone(&budget));
+    assert!(
+        policy
+            .clone()
+            .budget()
+            .is_some_and(|held| std::sync::Arc::ptr_eq(held, &budget)),
+        "Q4: a policy and its clones hold the very budget they were given"
+    );
+    let shown = format!("{policy:?}");
+    assert!(
+        shown.contains("RetryBudget") && shown.contains("percent: 20"),
+        "a policy debugs with its budget: {shown}"
+    );
 }
 
 #[test]
