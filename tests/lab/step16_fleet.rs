@@ -313,6 +313,34 @@ fn f2_a_close_overtaken_by_a_newer_trip_ends_only_the_trips_before_it() {
 }
 
 #[test]
+fn f2_a_close_ends_a_trip_that_carries_its_own_stamp_whatever_the_order() {
+    // A stamp names one message, but a store may hand the same one to a
+    // trip and to the close that answers it. The close ends the trips up to
+    // its own stamp, so both orders agree: the fleet is closed.
+    let mut trip_first = view();
+    opens(&mut trip_first, stamp(2, 1), 10, 0);
+    closes(&mut trip_first, stamp(2, 1), 1);
+    assert_eq!(
+        trip_first.open_until(),
+        None,
+        "F2: a close ends the trips up to and including its own stamp (TODO(16))"
+    );
+    let mut close_first = view();
+    assert_eq!(
+        close_first.hear(stamp(2, 1), News::Close, ms(0)),
+        Heard::Closed
+    );
+    fenced(
+        &mut close_first,
+        stamp(2, 1),
+        trip(10),
+        1,
+        "a trip no newer than the close heard",
+    );
+    assert_eq!(close_first.open_until(), trip_first.open_until());
+}
+
+#[test]
 fn f2_a_trip_overtaken_by_a_close_does_not_reopen_the_fleet() {
     let mut view = view();
     opens(&mut view, stamp(1, 1), 10, 0);
