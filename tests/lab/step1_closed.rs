@@ -3,10 +3,9 @@
 //! transition needs).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::time::Duration;
 
-use retry_breaker::{ConfigError, Generation, ManualClock, Phase, Rejected, RetryBreaker, State};
+use retry_breaker::{ConfigError, Generation, ManualClock, Phase, RetryBreaker, State};
 
 use crate::support::breaker_core::{CLOCK_PANIC, Core, assert_counted, assert_state, spawned};
 use crate::support::{Lab, guard, ms};
@@ -551,91 +550,4 @@ fn w1_a_breaker_reports_the_window_it_was_built_with_and_none_without() {
     );
     let plain = RetryBreaker::new(1, ms(10), ManualClock::new()).expect("valid");
     assert_eq!(plain.window(), None, "W1: consecutive mode has no window");
-}
-
-/// A breaker at threshold 3 whose bulkhead lets `limit` attempts out at once.
-fn bulkheaded(limit: u32) -> RetryBreaker<ManualClock> {
-    RetryBreaker::builder()
-        .threshold(3)
-        .cooldown(ms(10))
-        .max_in_flight(limit)
-        .build(ManualClock::new())
-        .expect("a valid configuration")
-}
-
-#[test]
-fn h1_h2_a_bulkhead_admits_its_limit_and_refuses_the_next_without_counting_it() {
-    let breaker = bulkheaded(2);
-    assert_eq!(breaker.max_in_flight(), Some(2));
-    let first = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
-    let second = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
-    assert_eq!(breaker.in_flight(), 2, "H1: two permits hold the two slots");
-    assert_eq!(
-        breaker.try_acquire().err(),
-        Some(Rejected::Full { limit: 2 }),
-        "H1: a third attempt finds no room, although the circuit would admit it"
-    );
-    assert_eq!(
-        (breaker.state(), breaker.generation(), breaker.in_flight()),
-        (State::Closed { failures: 0 }, Generation::default(), 2),
-        "H2: the refusal counted nothing, started no generation and took no slot"
-    );
-    first.failure();
-    assert_eq!(
-        breaker.in_flight(),
-        1,
-        "H3: a reported attempt frees its slot"
-    );
-    assert_eq!(
-        breaker.state(),
-        State::Closed { failures: 1 },
-        "TODO(1): the failure is counted (B2)"
-    );
-    let third = breaker
-        .try_acquire()
-        .expect("H3: the freed slot admits the next attempt");
-    second.success();
-    third.success();
-    assert_eq!(breaker.in_flight(), 0, "H3: every slot is free again");
-}
-
-#[test]
-fn h3_a_slot_is_freed_however_its_permit_ends() {
-    let breaker = Arc::new(bulkheaded(1));
-    drop(breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)"));
-    assert_eq!(
-        breaker.in_flight(),
-        0,
-        "H3: a permit dropped unreported frees its slot"
-    );
-    let owned = breaker
-        .try_acquire_owned()
-        .expect("TODO(1): CLOSED admits (B2)");
-    assert_eq!(
-        breaker.try_acquire().err(),
-        Some(Rejected::Full { limit: 1 }),
-        "H1: an owned permit holds a slot too"
-    );
-    owned.success();
-    assert_eq!(
-        breaker.in_flight(),
-        0,
-        "H3: an owned permit's report frees its slot"
-    );
-    drop(
-        breaker
-            .try_acquire_owned()
-            .expect("TODO(1): CLOSED admits (B2)"),
-    );
-    assert_eq!(breaker.in_flight(), 0, "H3: so does an owned permit's drop");
-    let panicked = catch_unwind(AssertUnwindSafe(|| {
-        let _permit = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
-        panic!("the task panicked holding its permit");
-    }));
-    assert!(panicked.is_err());
-    assert_eq!(
-        breaker.in_flight(),
-        0,
-        "H3: a permit dropped by a panic frees its slot, or the bulkhead would shrink for good"
-    );
 }
