@@ -100,7 +100,9 @@ impl<'a, C: Clock> Permit<'a, C> {
     pub fn success(self) -> Recorded {
         // Reporting consumes the guard, so its drop-time cleanup must not run.
         let permit = ManuallyDrop::new(self);
-        let _slot = permit.slot_back();
+        if permit.holds_slot {
+            return permit.freeing_slot(RetryBreaker::record_success);
+        }
         permit.breaker.record_success(permit.generation)
     }
 
@@ -111,7 +113,9 @@ impl<'a, C: Clock> Permit<'a, C> {
     )]
     pub fn failure(self) -> Recorded {
         let permit = ManuallyDrop::new(self);
-        let _slot = permit.slot_back();
+        if permit.holds_slot {
+            return permit.freeing_slot(RetryBreaker::record_failure);
+        }
         permit.breaker.record_failure(permit.generation)
     }
 
@@ -166,8 +170,20 @@ impl<'a, C: Clock> Permit<'a, C> {
     /// that know nothing was observed.
     pub(crate) fn abandon(self) {
         let permit = ManuallyDrop::new(self);
-        let _slot = permit.slot_back();
+        if permit.holds_slot {
+            return permit.freeing_slot(RetryBreaker::abandon);
+        }
         permit.breaker.abandon(permit.generation);
+    }
+
+    /// Ends a permit that holds a bulkhead slot with `record`, and frees the
+    /// slot however the report ends, a panicking hook or clock included
+    /// (H3). Out of line, so that a permit with no slot pays nothing for it
+    /// on the hot path.
+    #[inline(never)]
+    fn freeing_slot<R>(&self, record: impl FnOnce(&'a RetryBreaker<C>, Generation) -> R) -> R {
+        let _slot = self.slot_back();
+        record(self.breaker, self.generation)
     }
 }
 

@@ -190,13 +190,19 @@ impl<C: Clock> RetryBreaker<C> {
     /// flight. Nothing is counted for a rejection.
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
+        match &self.bulkhead {
+            None => self.admit(),
+            Some(bulkhead) => self.admit_with_room(bulkhead),
+        }
+    }
+
+    /// [`try_acquire`](RetryBreaker::try_acquire) with a bulkhead: out of
+    /// line, so that a breaker without one pays a single branch for it.
+    #[inline(never)]
+    fn admit_with_room(&self, bulkhead: &Bulkhead) -> Result<Permit<'_, C>, Rejected> {
         // The circuit answers first, so that an open circuit says so even
         // when the bulkhead is full too (H4).
-        let permit = self.admit()?;
-        match &self.bulkhead {
-            None => Ok(permit),
-            Some(bulkhead) => permit.into_slot(bulkhead),
-        }
+        self.admit()?.into_slot(bulkhead)
     }
 
     /// The circuit's answer to an attempt, before any bulkhead.

@@ -299,7 +299,7 @@ fn h1_a_bulkhead_with_no_room_is_a_configuration_error() {
     let built = retry_breaker::RetryBreaker::builder()
         .max_in_flight(0)
         .build(ManualClock::new());
-    let error = built.err().expect("H1: a bulkhead of 0 slots is refused");
+    let error = built.expect_err("H1: a bulkhead of 0 slots is refused");
     assert_eq!(error, retry_breaker::ConfigError::ZeroInFlight);
     assert!(error.to_string().contains("at least 1"), "{error}");
 }
