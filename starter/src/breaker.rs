@@ -187,7 +187,8 @@ impl<C: Clock> RetryBreaker<C> {
     /// # Errors
     ///
     /// [`Rejected`] while the circuit is open or a half-open probe is in
-    /// flight. Nothing is counted for a rejection.
+    /// flight, or, with a bulkhead, while it is full (H1). Nothing is
+    /// counted for a rejection.
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
         match &self.bulkhead {

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
-use retry_breaker::{ManualClock, Phase, Recorded, Rejected, RetryBreaker, State};
+use retry_breaker::{Phase, Recorded, Rejected, State};
 
 use crate::support::breaker_core::{
     CLOCK_PANIC, Core, PROBING, TestClock, assert_counted, assert_refused, assert_state,
 };
-use crate::support::{Lab, ms};
+use crate::support::{Lab, ms, with_room_for};
 
 /// The probe is out: HALF-OPEN, with its one slot taken (B4, B5).
 #[track_caller]
@@ -588,20 +588,9 @@ fn b12_an_owned_permit_is_admitted_refused_and_reported_like_a_borrowed_one() {
     );
 }
 
-/// A breaker that opens on 1 failure for `cooldown`, with room for `limit`
-/// attempts in flight.
-fn bulkheaded(limit: u32, cooldown: Duration) -> RetryBreaker<ManualClock> {
-    RetryBreaker::builder()
-        .threshold(1)
-        .cooldown(cooldown)
-        .max_in_flight(limit)
-        .build(ManualClock::new())
-        .expect("a valid configuration")
-}
-
 #[test]
 fn h1_h4_the_probe_holds_a_slot_and_the_circuit_answers_before_the_bulkhead() {
-    let breaker = bulkheaded(1, ms(10));
+    let breaker = with_room_for(1, 1, ms(10));
     breaker
         .try_acquire()
         .expect("TODO(1): CLOSED admits")

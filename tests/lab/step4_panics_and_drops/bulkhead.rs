@@ -9,18 +9,7 @@ use std::time::Duration;
 
 use retry_breaker::{Generation, ManualClock, Phase, Recorded, Rejected, RetryBreaker, State};
 
-use crate::support::ms;
-
-/// A breaker that opens on 1 failure for `cooldown`, with room for `limit`
-/// attempts in flight.
-fn bulkheaded(limit: u32, cooldown: Duration) -> RetryBreaker<ManualClock> {
-    RetryBreaker::builder()
-        .threshold(1)
-        .cooldown(cooldown)
-        .max_in_flight(limit)
-        .build(ManualClock::new())
-        .expect("a valid configuration")
-}
+use crate::support::{ms, with_room_for};
 
 #[test]
 fn h2_a_probe_the_bulkhead_has_no_room_for_hands_the_probe_slot_back() {
@@ -37,14 +26,14 @@ fn h2_a_probe_the_bulkhead_has_no_room_for_hands_the_probe_slot_back() {
             let answers = Arc::new(Mutex::new(Vec::new()));
             let me: Arc<OnceLock<Weak<RetryBreaker<ManualClock>>>> = Arc::default();
             let (seen, myself) = (Arc::clone(&answers), Arc::clone(&me));
-            let breaker = Arc::new(
-                bulkheaded(2, Duration::ZERO).with_transition_hook(move |t| {
+            let breaker = Arc::new(with_room_for(2, 1, Duration::ZERO).with_transition_hook(
+                move |t| {
                     if t.to == Phase::Open {
                         let breaker = myself.get().and_then(Weak::upgrade).expect("the breaker");
                         seen.lock().unwrap().push(breaker.try_acquire().err());
                     }
-                }),
-            );
+                },
+            ));
             me.set(Arc::downgrade(&breaker)).unwrap();
             let other = breaker.try_acquire().expect("TODO(1): CLOSED admits");
             breaker
@@ -83,19 +72,9 @@ fn h2_a_probe_the_bulkhead_has_no_room_for_hands_the_probe_slot_back() {
     );
 }
 
-/// A breaker at threshold 3 whose bulkhead lets `limit` attempts out at once.
-fn closed_with_room_for(limit: u32) -> RetryBreaker<ManualClock> {
-    RetryBreaker::builder()
-        .threshold(3)
-        .cooldown(ms(10))
-        .max_in_flight(limit)
-        .build(ManualClock::new())
-        .expect("a valid configuration")
-}
-
 #[test]
 fn h1_h2_a_bulkhead_admits_its_limit_and_refuses_the_next_without_counting_it() {
-    let breaker = closed_with_room_for(2);
+    let breaker = with_room_for(2, 3, ms(10));
     assert_eq!(breaker.max_in_flight(), Some(2));
     let first = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
     let second = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
@@ -131,7 +110,7 @@ fn h1_h2_a_bulkhead_admits_its_limit_and_refuses_the_next_without_counting_it() 
 
 #[test]
 fn h3_a_slot_is_freed_however_its_permit_ends() {
-    let breaker = Arc::new(closed_with_room_for(1));
+    let breaker = Arc::new(with_room_for(1, 3, ms(10)));
     drop(breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)"));
     assert_eq!(
         breaker.in_flight(),

@@ -15,6 +15,17 @@ pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// A breaker that opens after `threshold` consecutive failures for
+/// `cooldown`, with a bulkhead that lets `limit` attempts out at once (H1).
+pub fn with_room_for(limit: u32, threshold: u32, cooldown: Duration) -> RetryBreaker<ManualClock> {
+    RetryBreaker::builder()
+        .threshold(threshold)
+        .cooldown(cooldown)
+        .max_in_flight(limit)
+        .build(ManualClock::new())
+        .expect("a valid configuration")
+}
+
 pub struct Lab {
     pub clock: ManualClock,
     pub sleeper: ManualSleeper,

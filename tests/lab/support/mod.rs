@@ -23,7 +23,7 @@ pub use child::{is_child, isolate, run_child};
 pub use fault::{Fault, retryable};
 pub use gate::Gate;
 pub use hooked::{Hooked, panic_message};
-pub use lab::{Lab, ms};
+pub use lab::{Lab, ms, with_room_for};
 pub use poll::poll_once;
 pub use script::Script;
 pub use watchdog::{guard, run, run_paused};
