@@ -34,6 +34,10 @@ test-solution step="":
         INSTA_UPDATE=no cargo test --test lab {{solution_flags}} -- $filter
     else
         INSTA_UPDATE=no cargo test --workspace --exclude retry-breaker-starter --exclude retry-breaker-bench {{solution_flags}} -- --test-threads=16
+        # The event stream's `tracing` and `metrics` adapters, behind their
+        # features: their test and their doc examples.
+        cargo test -p retry-breaker-solution --features tracing,metrics --test telemetry
+        cargo test -p retry-breaker-solution --features tracing,metrics --doc telemetry
     fi
 
 # Rerun `just test [STEP]` every time you save a file of your crate, until Ctrl-C (cargo: `cargo lab-watch 3`).
@@ -227,8 +231,9 @@ lint:
     cargo clippy --workspace --all-targets {{solution_flags}} -- -D warnings
     cargo clippy --workspace --all-targets -- -D warnings
     cargo clippy -p retry-breaker-demo --all-targets --features starter -- -D warnings
+    cargo clippy -p retry-breaker-solution --all-targets --features tracing,metrics -- -D warnings
     RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo clippy -p retry-breaker-solution --release --tests -- -D warnings
-    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}}
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --exclude retry-breaker-starter --no-deps {{solution_flags}} --features retry-breaker-solution/tracing,retry-breaker-solution/metrics
 
 # Instructors: one wrong student crate judged 20 times by `just test` and plain cargo: one verdict, no file written (cargo: `cargo xtask check-verdict`).
 check-verdict runs="20":

@@ -20,6 +20,9 @@
 //! - [`scenarios`]: the scripted stories that `just demo` runs.
 //! - [`routes`]: the HTTP client behind the tower layer, a breaker per
 //!   route, and the story of one route down while another stays healthy.
+//! - `metrics_page`: the routes' breakers counted by the solution's metrics
+//!   adapter and served as `/metrics` over HTTP (the `metrics-page`
+//!   feature, on by default in the kit).
 //! - [`unfinished`]: one friendly line for the starter's `todo!()`s.
 //! - [`tune`]: the demo's fixed tuning scenarios, over real HTTP (`just tune --http`).
 //!
@@ -44,6 +47,8 @@ pub mod client;
 pub mod fleet;
 pub mod gateway;
 pub mod html;
+#[cfg(all(feature = "metrics-page", not(feature = "starter")))]
+pub mod metrics_page;
 pub mod orders;
 pub mod report;
 pub mod routes;

@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use retry_breaker_demo::html::{self, Section};
+#[cfg(all(feature = "metrics-page", not(feature = "starter")))]
+use retry_breaker_demo::metrics_page;
 use retry_breaker_demo::report::{ScenarioReport, duration};
 use retry_breaker_demo::routes;
 use retry_breaker_demo::scenarios::{Scenario, Settings};
@@ -70,8 +72,15 @@ async fn main() -> ExitCode {
     // Per-route breakers through the tower layer (steps 14-15). Printed
     // only: the HTML report charts the single-breaker scenarios above.
     if !cancel.is_cancelled() {
+        #[cfg(all(feature = "metrics-page", not(feature = "starter")))]
+        let page = metrics_page::MetricsPage::start().await;
         match tokio::spawn(routes::one_route_down(settings, cancel.clone())).await {
-            Ok(Ok(report)) => println!("{report}"),
+            Ok(Ok(report)) => {
+                print!("{report}");
+                #[cfg(all(feature = "metrics-page", not(feature = "starter")))]
+                show_metrics(page).await;
+                println!();
+            }
             Ok(Err(error)) => {
                 eprintln!("one route down: could not run: {error}");
                 return ExitCode::FAILURE;
@@ -179,6 +188,33 @@ async fn fleet(
 
 /// Cancels `cancel` on the first Ctrl-C: calls stop between attempts, waits
 /// stop at once, and the demo ends after printing what it has.
+/// A few lines of the `/metrics` page, scraped over HTTP as Prometheus
+/// would: each route's state and the refusals its breaker counted.
+#[cfg(all(feature = "metrics-page", not(feature = "starter")))]
+async fn show_metrics(page: Result<metrics_page::MetricsPage, String>) {
+    let scraped = match &page {
+        Ok(page) => page
+            .scrape()
+            .await
+            .map(|text| (page.url(), text))
+            .map_err(|e| e.to_string()),
+        Err(why) => Err(why.clone()),
+    };
+    match scraped {
+        Ok((url, text)) => {
+            println!("GET {url} (Prometheus text format), in part:");
+            for line in text.lines().filter(|line| {
+                line.starts_with("resilience_breaker_state")
+                    || line.contains("event_name=\"rejected\"")
+                    || line.contains("event_name=\"circuit_opened\"")
+            }) {
+                println!("  {line}");
+            }
+        }
+        Err(why) => println!("/metrics: not served ({why})"),
+    }
+}
+
 async fn cancel_on_ctrl_c(cancel: CancellationToken) {
     if tokio::signal::ctrl_c().await.is_ok() {
         cancel.cancel();

@@ -10,7 +10,7 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -26,8 +26,8 @@ use crate::client::{ChargeError, Receipt, classify};
 use crate::gateway::{Gateway, GatewayError, IDEMPOTENCY_KEY, Mode};
 use crate::kit::timeout;
 use crate::kit::{
-    self, BreakerLayer, BreakerService, ExecuteError, Registry, RetryBreaker, State, TokioClock,
-    TokioSleeper, Verdict,
+    self, BreakerLayer, BreakerService, Event, ExecuteError, Registry, RetryBreaker, State,
+    TokioClock, TokioSleeper, Verdict,
 };
 use crate::orders::Order;
 use crate::scenarios::Settings;
@@ -144,8 +144,24 @@ impl Service<RouteCall> for HttpRoutes {
 pub type RoutedClient =
     BreakerService<HttpRoutes, RouteCall, Route, TokioClock, TokioSleeper, ChargeError>;
 
+/// Every event the routed client's breakers told, with its route, oldest
+/// first (README O1, O6).
+pub type EventLog = Arc<Mutex<Vec<(Route, Event)>>>;
+
+/// The routed client, and what watches it.
+pub struct Routing {
+    /// The client: a breaker per route.
+    pub client: RoutedClient,
+    /// The registry holding its breakers: a status page.
+    pub registry: Arc<Registry<Route, TokioClock>>,
+    /// Every event its breakers told.
+    pub events: EventLog,
+}
+
 /// The routed client for the gateway at `gateway_url`, with the demo's
-/// breaker and retry settings, and the registry holding its breakers.
+/// breaker and retry settings, the registry holding its breakers, and the
+/// log of every event they tell. With the `metrics-page` feature the
+/// events are also counted for `/metrics` (the `metrics_page` module).
 ///
 /// # Errors
 ///
@@ -154,13 +170,24 @@ pub fn routed_client(
     gateway_url: &str,
     settings: &Settings,
     cancel: CancellationToken,
-) -> Result<(RoutedClient, Arc<Registry<Route, TokioClock>>), kit::ConfigError> {
-    let registry = Arc::new(Registry::new(
-        RetryBreaker::builder()
-            .threshold(settings.breaker.threshold)
-            .cooldown(settings.breaker.cooldown),
-        TokioClock::new(),
-    )?);
+) -> Result<Routing, kit::ConfigError> {
+    let events = EventLog::default();
+    let log = Arc::clone(&events);
+    let registry = Arc::new(
+        Registry::new(
+            RetryBreaker::builder()
+                .threshold(settings.breaker.threshold)
+                .cooldown(settings.breaker.cooldown),
+            TokioClock::new(),
+        )?
+        .with_event_sink(move |route: &Route, event| {
+            log.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((*route, *event));
+            #[cfg(all(feature = "metrics-page", not(feature = "starter")))]
+            kit::telemetry::meter(route, event);
+        }),
+    );
     let policy =
         kit::RetryPolicy::exponential(settings.retry.backoff_base, settings.retry.backoff_cap)
             .attempts(settings.retry.attempts)
@@ -181,7 +208,11 @@ pub fn routed_client(
         |call: &RouteCall| call.route,
     );
     let client = layer.layer(HttpRoutes::new(gateway_url, settings.deadline));
-    Ok((client, registry))
+    Ok(Routing {
+        client,
+        registry,
+        events,
+    })
 }
 
 /// Every route's breaker state on one line, for a status page:
@@ -264,6 +295,21 @@ pub struct IsolationReport {
     pub status_at_end: String,
     /// Each route's state at the end.
     pub states: Vec<(Route, State)>,
+    /// Every event the routes' breakers told, oldest first.
+    pub events: Vec<(Route, Event)>,
+}
+
+impl IsolationReport {
+    /// How many events named `name` ([`Event::name`]) the route's breaker
+    /// told.
+    pub fn told(&self, route: Route, name: &str) -> u64 {
+        let count = self
+            .events
+            .iter()
+            .filter(|(told, event)| *told == route && event.name() == name)
+            .count();
+        u64::try_from(count).unwrap_or(u64::MAX)
+    }
 }
 
 impl fmt::Display for IsolationReport {
@@ -284,7 +330,14 @@ impl fmt::Display for IsolationReport {
             "/refunds: {} ({} requests reached the gateway)",
             self.refunds, self.gateway_refund_requests
         )?;
-        writeln!(f, "status: {}", self.status_at_end)
+        writeln!(f, "status: {}", self.status_at_end)?;
+        writeln!(
+            f,
+            "events told: /charges {} refused, {} opened; /refunds {} refused",
+            self.told(Route::Charges, "rejected"),
+            self.told(Route::Charges, "circuit_opened"),
+            self.told(Route::Refunds, "rejected")
+        )
     }
 }
 
@@ -305,7 +358,11 @@ pub async fn one_route_down(
 ) -> Result<IsolationReport, GatewayError> {
     let gateway = Gateway::start().await?;
     gateway.set_mode(Mode::Down).await?;
-    let (mut client, registry) = routed_client(&gateway.url(), &settings, cancel)
+    let Routing {
+        mut client,
+        registry,
+        events,
+    } = routed_client(&gateway.url(), &settings, cancel)
         .map_err(|e| GatewayError::Admin(e.to_string()))?;
     let mut charges = Tally::default();
     let mut refunds = Tally::default();
@@ -334,6 +391,10 @@ pub async fn one_route_down(
         status_after_first_round,
         status_at_end: status_line(&registry),
         states: registry.states(),
+        events: events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone(),
     };
     gateway.stop().await;
     Ok(report)

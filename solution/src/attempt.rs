@@ -6,6 +6,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::pin::pin;
 
 use crate::clock::Clock;
+use crate::event::SinkPanic;
 use crate::permit::Permit;
 use crate::verdict::Verdict;
 
@@ -121,6 +122,18 @@ struct Unobserved<'a, C: Clock>(Option<Permit<'a, C>>);
 impl<C: Clock> Unobserved<'_, C> {
     /// Reports the task's panic as a failure, then resumes it.
     fn fail_and_resume(&mut self, payload: Box<dyn Any + Send>) -> ! {
+        let payload = match payload.downcast::<SinkPanic>() {
+            // The event sink panicked before the task was called: the
+            // dependency saw nothing, so the attempt goes back with no
+            // verdict, untold, and the sink's panic goes on as it was (O4).
+            Ok(sink) => {
+                if let Some(permit) = self.0.take() {
+                    permit.withdraw();
+                }
+                sink.0
+            }
+            Err(payload) => payload,
+        };
         if let Some(permit) = self.0.take() {
             // The task's panic is the one the caller must see: a panic in the
             // transition hook while reporting it is dropped (B11).

@@ -19,6 +19,7 @@ use crate::bulkhead::Bulkhead;
 use crate::circuit::{Circuit, Recorded};
 use crate::clock::Clock;
 use crate::error::{ConfigError, Rejected};
+use crate::event::{Event, EventSink};
 use crate::permit::{OwnedPermit, Permit};
 // BEGIN SOLUTION ONLY: the fast path
 use crate::shortcut::ClosedShortcut;
@@ -28,6 +29,7 @@ use crate::state::State;
 use crate::sync::{Mutex, MutexGuard};
 // END SOLUTION ONLY
 use crate::transition::{Generation, Transition};
+use crate::verdict::Verdict;
 use crate::window::WindowConfig;
 
 type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
@@ -71,6 +73,11 @@ pub struct RetryBreaker<C> {
     // END SOLUTION ONLY
     clock: C,
     hook: Option<TransitionHook>,
+    /// Where every decision is told, if anywhere (O1).
+    events: Option<EventSink>,
+    /// Neither a sink nor a bulkhead: an admission is the circuit's answer
+    /// alone, and its permit reports in line (O5).
+    plain: bool,
     /// The limit on attempts in flight, if the breaker has one (H1).
     bulkhead: Option<Bulkhead>,
 }
@@ -101,6 +108,8 @@ impl<C: Clock> RetryBreaker<C> {
             // END SOLUTION ONLY
             clock,
             hook: None,
+            events: None,
+            plain: true,
             bulkhead: None,
         })
     }
@@ -119,6 +128,8 @@ impl<C: Clock> RetryBreaker<C> {
             // END SOLUTION ONLY
             clock,
             hook: None,
+            events: None,
+            plain: bulkhead.is_none(),
             bulkhead,
         }
     }
@@ -156,6 +167,44 @@ impl<C: Clock> RetryBreaker<C> {
         hook: impl Fn(&Transition) + Send + Sync + 'static,
     ) -> Self {
         self.hook = Some(Box::new(hook));
+        self
+    }
+
+    /// Tells `sink` every decision the breaker and its retry loop make, as
+    /// an [`Event`]: admissions and refusals, outcomes (counted or stale),
+    /// attempts given back, transitions, and each call's attempts, backoffs
+    /// and end (O1-O6; `telemetry` has adapters for `tracing` and
+    /// `metrics`).
+    ///
+    /// The sink is called as the transition hook is (B8, B11): with the
+    /// breaker's lock released, on the caller's path, and a panic in it
+    /// reaches the caller with the breaker left sound (O4). Without a sink
+    /// nothing is built or told (O5).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{Event, ManualClock, Rejected, RetryBreaker};
+    ///
+    /// let refusals = Arc::new(Mutex::new(0));
+    /// let count = Arc::clone(&refusals);
+    /// let breaker = RetryBreaker::new(1, Duration::from_secs(5), ManualClock::new())?
+    ///     .with_event_sink(move |event| {
+    ///         if let Event::Rejected(Rejected::Open { .. }) = event {
+    ///             *count.lock().unwrap() += 1;
+    ///         }
+    ///     });
+    ///
+    /// breaker.try_acquire()?.failure();
+    /// assert!(breaker.try_acquire().is_err());
+    /// assert_eq!(*refusals.lock().unwrap(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    // Contract: O1-O6.
+    #[must_use]
+    pub fn with_event_sink(mut self, sink: impl Fn(&Event) + Send + Sync + 'static) -> Self {
+        self.events = Some(Box::new(sink));
+        self.plain = false;
         self
     }
 
@@ -222,19 +271,60 @@ impl<C: Clock> RetryBreaker<C> {
     /// counted for a rejection.
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_, C>, Rejected> {
-        match &self.bulkhead {
-            None => self.admit(),
-            Some(bulkhead) => self.admit_with_room(bulkhead),
+        if self.plain {
+            return self.admit();
         }
+        self.admit_with_extras()
     }
 
-    /// [`try_acquire`](RetryBreaker::try_acquire) with a bulkhead: out of
-    /// line, so that a breaker without one pays a single branch for it.
+    /// [`try_acquire`](RetryBreaker::try_acquire) with a bulkhead, a sink or
+    /// both: out of line, so that a breaker with neither pays a single
+    /// branch for them (O5).
     #[inline(never)]
-    fn admit_with_room(&self, bulkhead: &Bulkhead) -> Result<Permit<'_, C>, Rejected> {
-        // The circuit answers first, so that an open circuit says so even
-        // when the bulkhead is full too (H4).
-        self.admit()?.into_slot(bulkhead)
+    fn admit_with_extras(&self) -> Result<Permit<'_, C>, Rejected> {
+        let answer = match &self.bulkhead {
+            // The circuit answers first, so that an open circuit says so
+            // even when the bulkhead is full too (H4).
+            Some(bulkhead) => self.admit().and_then(|permit| permit.into_slot(bulkhead)),
+            None => self.admit().map(Permit::out_of_line),
+        };
+        if self.events.is_none() {
+            return answer;
+        }
+        match &answer {
+            Ok(permit) => {
+                let generation = permit.generation();
+                let probe = self.is_probe(generation);
+                let told = panic::catch_unwind(AssertUnwindSafe(|| {
+                    self.tell(|| Event::Admitted { generation, probe });
+                }));
+                if let Err(payload) = told {
+                    // The dependency was never called: the attempt goes back
+                    // with no verdict, and untold, since the sink just
+                    // panicked (O4).
+                    if let Ok(permit) = answer {
+                        permit.withdraw();
+                    }
+                    panic::resume_unwind(payload);
+                }
+            }
+            Err(rejection) => self.tell(|| Event::Rejected(*rejection)),
+        }
+        answer
+    }
+
+    /// Whether an attempt just admitted in `generation`, not yet reported,
+    /// is the probe. Only CLOSED and HALF-OPEN admit, neither reads the
+    /// time to say which it is, and a HALF-OPEN circuit stays in its
+    /// generation until its probe reports: so the attempt is the probe
+    /// exactly when the circuit is HALF-OPEN in that generation now.
+    fn is_probe(&self, generation: Generation) -> bool {
+        let circuit = self.circuit();
+        circuit.generation() == generation
+            && matches!(
+                circuit.state(&Fixed(Duration::ZERO)),
+                State::HalfOpen { .. }
+            )
     }
 
     /// The circuit's answer to an attempt, before any bulkhead.
@@ -306,8 +396,37 @@ impl<C: Clock> RetryBreaker<C> {
         Ok(OwnedPermit::new(Arc::clone(self), parts))
     }
 
+    /// Records a success, untold: for a permit that reports in line, whose
+    /// breaker has no sink (O5).
     #[inline]
     pub(crate) fn record_success(&self, generation: Generation) -> Recorded {
+        self.count_success(generation)
+    }
+
+    pub(crate) fn record_failure(&self, generation: Generation) -> Recorded {
+        if self.events.is_some() {
+            return self.record_telling(generation, Verdict::Failure);
+        }
+        self.count_failure(generation)
+    }
+
+    /// Records an outcome and tells the sink, if there is one, how it was
+    /// taken (O1).
+    pub(crate) fn record_telling(&self, generation: Generation, verdict: Verdict) -> Recorded {
+        let recorded = match verdict {
+            Verdict::Success => self.count_success(generation),
+            _ => self.count_failure(generation),
+        };
+        self.tell(|| Event::Recorded {
+            generation,
+            verdict,
+            recorded,
+        });
+        recorded
+    }
+
+    #[inline]
+    fn count_success(&self, generation: Generation) -> Recorded {
         // BEGIN SOLUTION ONLY: the fast path
         // With no failures counted there is nothing for a success to reset.
         if self.shortcut.success_changes_nothing(generation) {
@@ -319,7 +438,7 @@ impl<C: Clock> RetryBreaker<C> {
         })
     }
 
-    pub(crate) fn record_failure(&self, generation: Generation) -> Recorded {
+    fn count_failure(&self, generation: Generation) -> Recorded {
         self.record(generation, |circuit, clock| {
             circuit.on_failure(generation, clock)
         })
@@ -370,8 +489,31 @@ impl<C: Clock> RetryBreaker<C> {
         self.bulkhead.as_ref()
     }
 
+    /// Gives an attempt back with no verdict (B7), and tells the sink.
     pub(crate) fn abandon(&self, generation: Generation) {
+        self.withdraw(generation);
+        self.tell(|| Event::Released { generation });
+    }
+
+    /// Gives an attempt back with no verdict, untold: for an admission
+    /// that never reached its caller.
+    pub(crate) fn withdraw(&self, generation: Generation) {
         self.update(|circuit, _| circuit.abandon(generation));
+    }
+
+    /// Tells the sink, if there is one, about the event `event` makes: the
+    /// event is not even built without one (O5).
+    #[inline]
+    pub(crate) fn tell(&self, event: impl FnOnce() -> Event) {
+        if let Some(sink) = &self.events {
+            deliver(sink, &event());
+        }
+    }
+
+    /// Whether the breaker has a sink, for callers that would build
+    /// something to tell it.
+    pub(crate) fn has_sink(&self) -> bool {
+        self.events.is_some()
     }
 
     /// Runs one short critical section, then tells the hook about any
@@ -404,6 +546,7 @@ impl<C: Clock> RetryBreaker<C> {
     /// Calls the hook, outside the lock so that it can never deadlock by
     /// reading the breaker (B8).
     fn notify(&self, transition: &Transition) {
+        self.tell(|| Event::Transition(*transition));
         let Some(hook) = &self.hook else { return };
         // BEGIN TODO(4): call the hook; while a panic already unwinds, catch and drop the hook's own (B11)
         if thread::panicking() {
@@ -454,6 +597,18 @@ impl<C: Clock> fmt::Debug for RetryBreaker<C> {
             .field("window", &window)
             .field("hook", &self.hook.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+/// Calls the sink. While a panic already unwinds, the sink's own panic is
+/// dropped: a second panic would abort the process, and the first is the
+/// one its caller must see (O4, as B11 for the hook).
+#[inline(never)]
+fn deliver(sink: &EventSink, event: &Event) {
+    if thread::panicking() {
+        let _ = panic::catch_unwind(AssertUnwindSafe(|| sink(event)));
+    } else {
+        sink(event);
     }
 }
 

@@ -1,6 +1,7 @@
 //! The retry loop: bounded attempts, each admitted by the breaker.
 
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -9,6 +10,7 @@ use crate::attempt::{self, Classified, Outcome};
 use crate::breaker::RetryBreaker;
 use crate::clock::Clock;
 use crate::error::{ExecuteError, GaveUp, Rejected};
+use crate::event::{Event, SinkPanic};
 use crate::sleeper::Sleeper;
 use crate::time_source;
 use crate::verdict::Verdict;
@@ -115,6 +117,11 @@ impl<C: Clock> RetryBreaker<C> {
     {
         // The core lab's reading of outcomes: `Verdict::of`, through the
         // outcome itself (see `attempt::Outcome`).
+        if self.has_sink() {
+            return self
+                .retry_told(attempts, task, retryable, backoff, cancel, sleeper, true)
+                .await;
+        }
         self.retry(attempts, task, retryable, backoff, cancel, sleeper)
             .await
     }
@@ -183,12 +190,44 @@ impl<C: Clock> RetryBreaker<C> {
     pub async fn execute_classified<T, E, Task, Fut, Classify, Retryable, Backoff, S>(
         &self,
         attempts: u32,
+        task: Task,
+        classify: Classify,
+        retryable: Retryable,
+        backoff: Backoff,
+        cancel: &CancellationToken,
+        sleeper: &S,
+    ) -> Result<T, ExecuteError<E>>
+    where
+        Task: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        Classify: Fn(&Result<T, E>) -> Verdict,
+        Retryable: Fn(&E) -> bool,
+        Backoff: Fn(u32) -> Duration,
+        S: Sleeper,
+    {
+        self.classified(
+            attempts, task, classify, retryable, backoff, cancel, sleeper, true,
+        )
+        .await
+    }
+
+    /// [`execute_classified`](Self::execute_classified) without telling
+    /// how the call ended: for a policy, which may give a better reason
+    /// first.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "execute_classified's inputs, passed on as they are"
+    )]
+    pub(crate) async fn classified<T, E, Task, Fut, Classify, Retryable, Backoff, S>(
+        &self,
+        attempts: u32,
         mut task: Task,
         classify: Classify,
         retryable: Retryable,
         backoff: Backoff,
         cancel: &CancellationToken,
         sleeper: &S,
+        end: bool,
     ) -> Result<T, ExecuteError<E>>
     where
         Task: FnMut() -> Fut,
@@ -207,8 +246,54 @@ impl<C: Clock> RetryBreaker<C> {
                 Classified { outcome, verdict }
             }
         };
+        if self.has_sink() {
+            return self
+                .retry_told(attempts, task, retryable, backoff, cancel, sleeper, end)
+                .await;
+        }
         self.retry(attempts, task, retryable, backoff, cancel, sleeper)
             .await
+    }
+
+    /// [`retry`](Self::retry) for a breaker with a sink: each attempt and
+    /// backoff is told through the loop's own inputs, so the loop knows
+    /// nothing of it (O1), and, if `end`, how the call ended. A call on a
+    /// breaker without a sink never builds this future (O5).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "retry's inputs, passed on as they are, and whether to tell the end"
+    )]
+    async fn retry_told<O, Task, Fut, Retryable, Backoff, S>(
+        &self,
+        attempts: u32,
+        task: Task,
+        retryable: Retryable,
+        backoff: Backoff,
+        cancel: &CancellationToken,
+        sleeper: &S,
+        end: bool,
+    ) -> Result<O::Value, ExecuteError<O::Error>>
+    where
+        O: Outcome,
+        Task: FnMut() -> Fut,
+        Fut: Future<Output = O>,
+        Retryable: Fn(&O::Error) -> bool,
+        Backoff: Fn(u32) -> Duration,
+        S: Sleeper,
+    {
+        let task = self.telling_attempts(task);
+        let backoff = |attempt| {
+            let delay = backoff(attempt);
+            self.tell(|| Event::Backoff { attempt, delay });
+            delay
+        };
+        match self
+            .retry(attempts, task, retryable, backoff, cancel, sleeper)
+            .await
+        {
+            Err(error) if end => Err(self.told_end(error)),
+            result => result,
+        }
     }
 
     /// The retry loop itself, for any outcome that knows its verdict.
@@ -275,6 +360,53 @@ impl<C: Clock> RetryBreaker<C> {
             attempt += 1;
         }
         // END TODO
+    }
+}
+
+impl<C: Clock> RetryBreaker<C> {
+    /// `task`, telling the sink as each attempt starts. A sink that panics
+    /// there panics before the dependency is called: the attempt's runner
+    /// knows it by [`SinkPanic`] and gives the attempt back unreported
+    /// (O4).
+    fn telling_attempts<'s, Fut>(
+        &'s self,
+        mut task: impl FnMut() -> Fut + 's,
+    ) -> impl FnMut() -> Fut + 's {
+        let mut started = 0;
+        move || {
+            started += 1;
+            self.tell_started(started);
+            task()
+        }
+    }
+
+    /// Tells the sink that attempt `attempt` starts.
+    fn tell_started(&self, attempt: u32) {
+        let told = panic::catch_unwind(AssertUnwindSafe(|| {
+            self.tell(|| Event::AttemptStarted { attempt });
+        }));
+        if let Err(payload) = told {
+            panic::resume_unwind(Box::new(SinkPanic(payload)));
+        }
+    }
+
+    /// Tells the sink how a call that failed ended, if it gave up or was
+    /// cancelled (a refusal was told as it happened), and hands the error
+    /// on.
+    pub(crate) fn told_end<E>(&self, error: ExecuteError<E>) -> ExecuteError<E> {
+        match &error {
+            ExecuteError::Task {
+                attempt, reason, ..
+            } => self.tell(|| Event::GaveUp {
+                attempt: *attempt,
+                reason: *reason,
+            }),
+            ExecuteError::Cancelled { attempts_made, .. } => self.tell(|| Event::Cancelled {
+                attempts_made: *attempts_made,
+            }),
+            _ => {}
+        }
+        error
     }
 }
 

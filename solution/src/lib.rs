@@ -78,6 +78,7 @@ mod circuit;
 mod clock;
 mod deadline;
 mod error;
+mod event;
 mod execute;
 pub mod fleet;
 #[cfg(feature = "tower")]
@@ -96,6 +97,10 @@ mod state;
 // BEGIN SOLUTION ONLY: the fast path's primitives, swapped for loom's under `--cfg loom`
 mod sync;
 // END SOLUTION ONLY
+// BEGIN SOLUTION ONLY: production adapters for the event stream, off by default
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+pub mod telemetry;
+// END SOLUTION ONLY
 mod time_source;
 #[cfg(feature = "tokio")]
 pub mod timeout;
@@ -111,6 +116,7 @@ pub use circuit::Recorded;
 pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, ErasedError, ExecuteError, GaveUp, Rejected};
+pub use event::Event;
 #[cfg(feature = "tower")]
 pub use layer::{BreakerFuture, BreakerLayer, BreakerService};
 pub use permit::{OwnedPermit, Permit};

@@ -82,6 +82,7 @@ mod circuit;
 mod clock;
 mod deadline;
 mod error;
+mod event;
 mod execute;
 pub mod fleet;
 #[cfg(feature = "tower")]
@@ -109,6 +110,7 @@ pub use circuit::Recorded;
 pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use error::{ConfigError, ErasedError, ExecuteError, GaveUp, Rejected};
+pub use event::Event;
 #[cfg(feature = "tower")]
 pub use layer::{BreakerFuture, BreakerLayer, BreakerService};
 pub use permit::{OwnedPermit, Permit};

@@ -46,34 +46,50 @@ use crate::verdict::Verdict;
 pub struct Permit<'a, C: Clock> {
     breaker: &'a RetryBreaker<C>,
     generation: Generation,
-    /// Whether this permit holds a slot of the breaker's bulkhead.
-    holds_slot: bool,
+    /// Whether reporting this permit has more to do than the circuit: a
+    /// slot of the breaker's bulkhead to free (every permit of a breaker
+    /// with one holds a slot), an event sink to tell. A breaker with
+    /// neither hands out permits that report in line.
+    out_of_line: bool,
 }
 
 impl<'a, C: Clock> Permit<'a, C> {
-    /// The circuit's admission in `generation`, holding no bulkhead slot yet.
+    /// The circuit's admission in `generation`, holding no bulkhead slot
+    /// yet and untold.
     pub(crate) fn new(breaker: &'a RetryBreaker<C>, generation: Generation) -> Self {
-        Self::holding(breaker, generation, false)
+        Self::from_parts(breaker, (generation, false))
     }
 
-    fn holding(breaker: &'a RetryBreaker<C>, generation: Generation, holds_slot: bool) -> Self {
+    fn from_parts(
+        breaker: &'a RetryBreaker<C>,
+        (generation, out_of_line): (Generation, bool),
+    ) -> Self {
         Permit {
             breaker,
             generation,
-            holds_slot,
+            out_of_line,
         }
+    }
+
+    /// The permit, reporting out of line: to free its slot or tell the
+    /// breaker's sink.
+    pub(crate) fn out_of_line(mut self) -> Self {
+        self.out_of_line = true;
+        self
     }
 
     /// The permit, holding a slot of `bulkhead`; if none is free, the
     /// admission is given back with no verdict, as a permit dropped
     /// unreported is, so a probe hands its slot back and nothing is counted
     /// (H1, H2).
-    pub(crate) fn into_slot(mut self, bulkhead: &Bulkhead) -> Result<Self, Rejected> {
+    pub(crate) fn into_slot(self, bulkhead: &Bulkhead) -> Result<Self, Rejected> {
         if bulkhead.try_hold() {
-            self.holds_slot = true;
-            Ok(self)
+            Ok(self.out_of_line())
         } else {
-            self.abandon();
+            // The circuit's admission goes back untold: the caller never
+            // held it, and is told of the refusal instead (H2, O1).
+            let permit = ManuallyDrop::new(self);
+            permit.breaker.withdraw(permit.generation);
             Err(Rejected::Full {
                 limit: bulkhead.limit(),
             })
@@ -82,7 +98,7 @@ impl<'a, C: Clock> Permit<'a, C> {
 
     /// The guard that gives this permit's slot back, if it holds one.
     fn slot_back(&self) -> SlotBack<'a> {
-        SlotBack(self.holds_slot.then(|| self.breaker.bulkhead()).flatten())
+        SlotBack(self.out_of_line.then(|| self.breaker.bulkhead()).flatten())
     }
 
     /// The generation this attempt was admitted in.
@@ -100,8 +116,10 @@ impl<'a, C: Clock> Permit<'a, C> {
     pub fn success(self) -> Recorded {
         // Reporting consumes the guard, so its drop-time cleanup must not run.
         let permit = ManuallyDrop::new(self);
-        if permit.holds_slot {
-            return permit.freeing_slot(RetryBreaker::record_success);
+        if permit.out_of_line {
+            return permit.freeing_slot(|breaker, generation| {
+                breaker.record_telling(generation, Verdict::Success)
+            });
         }
         permit.breaker.record_success(permit.generation)
     }
@@ -113,7 +131,7 @@ impl<'a, C: Clock> Permit<'a, C> {
     )]
     pub fn failure(self) -> Recorded {
         let permit = ManuallyDrop::new(self);
-        if permit.holds_slot {
+        if permit.out_of_line {
             return permit.freeing_slot(RetryBreaker::record_failure);
         }
         permit.breaker.record_failure(permit.generation)
@@ -157,14 +175,14 @@ impl<'a, C: Clock> Permit<'a, C> {
     /// (an [`OwnedPermit`]): nothing is recorded.
     pub(crate) fn into_parts(self) -> (Generation, bool) {
         let permit = ManuallyDrop::new(self);
-        (permit.generation, permit.holds_slot)
+        (permit.generation, permit.out_of_line)
     }
 
     /// Gives the permit back with no verdict, panicking or not: for callers
     /// that know nothing was observed.
     pub(crate) fn abandon(self) {
         let permit = ManuallyDrop::new(self);
-        if permit.holds_slot {
+        if permit.out_of_line {
             return permit.freeing_slot(RetryBreaker::abandon);
         }
         permit.breaker.abandon(permit.generation);
@@ -174,6 +192,16 @@ impl<'a, C: Clock> Permit<'a, C> {
     /// slot however the report ends, a panicking hook or clock included
     /// (H3). Out of line, so that a permit with no slot pays nothing for it
     /// on the hot path.
+    /// Gives the attempt back with no verdict and untold: for an admission
+    /// whose caller never got it, since telling it panicked (O4).
+    pub(crate) fn withdraw(self) {
+        let permit = ManuallyDrop::new(self);
+        if permit.out_of_line {
+            return permit.freeing_slot(RetryBreaker::withdraw);
+        }
+        permit.breaker.withdraw(permit.generation);
+    }
+
     #[inline(never)]
     fn freeing_slot<R>(&self, record: impl FnOnce(&'a RetryBreaker<C>, Generation) -> R) -> R {
         let _slot = self.slot_back();
@@ -211,25 +239,25 @@ pub struct OwnedPermit<C: Clock> {
     /// Taken out when the permit reports, so that its drop then does nothing.
     breaker: Option<Arc<RetryBreaker<C>>>,
     generation: Generation,
-    holds_slot: bool,
+    out_of_line: bool,
 }
 
 impl<C: Clock> OwnedPermit<C> {
     /// The owned form of a permit's parts (see [`Permit::into_parts`]).
     pub(crate) fn new(
         breaker: Arc<RetryBreaker<C>>,
-        (generation, holds_slot): (Generation, bool),
+        (generation, out_of_line): (Generation, bool),
     ) -> Self {
         OwnedPermit {
             breaker: Some(breaker),
             generation,
-            holds_slot,
+            out_of_line,
         }
     }
 
     /// The borrowed permit that reports (or drops) for this one.
     fn borrowed<'a>(&self, breaker: &'a RetryBreaker<C>) -> Permit<'a, C> {
-        Permit::holding(breaker, self.generation, self.holds_slot)
+        Permit::from_parts(breaker, (self.generation, self.out_of_line))
     }
 
     /// The generation this attempt was admitted in.

@@ -356,7 +356,7 @@ impl<E> RetryPolicy<E> {
                 })
         };
         let mut result = breaker
-            .execute_classified(
+            .classified(
                 self.attempts,
                 task,
                 classify,
@@ -364,6 +364,7 @@ impl<E> RetryPolicy<E> {
                 backoff,
                 &self.cancel,
                 sleeper,
+                false,
             )
             .await;
         // `execute` saw the predicate say no with attempts left; say why.
@@ -372,7 +373,10 @@ impl<E> RetryPolicy<E> {
         {
             *reason = GaveUp::RetryBudgetSpent;
         }
-        result
+        match result {
+            Err(error) if breaker.has_sink() => Err(breaker.told_end(error)),
+            result => result,
+        }
     }
 }
 

@@ -15,11 +15,15 @@ use crate::breaker::RetryBreaker;
 use crate::builder::Builder;
 use crate::clock::Clock;
 use crate::error::ConfigError;
+use crate::event::Event;
 use crate::state::State;
 use crate::transition::Transition;
 
 /// Makes the transition hook of a new breaker, given its key.
 type HookFactory<K> = Box<dyn Fn(&K) -> Box<dyn Fn(&Transition) + Send + Sync> + Send + Sync>;
+
+/// Makes the event sink of a new breaker, given its key.
+type SinkFactory<K> = Box<dyn Fn(&K) -> Box<dyn Fn(&Event) + Send + Sync> + Send + Sync>;
 
 /// Breakers by key, each created on first use with the registry's settings.
 ///
@@ -60,6 +64,7 @@ pub struct Registry<K, C> {
     settings: Builder,
     clock: C,
     hook: Option<HookFactory<K>>,
+    events: Option<SinkFactory<K>>,
     breakers: RwLock<HashMap<K, Arc<RetryBreaker<C>>>>,
 }
 
@@ -81,6 +86,7 @@ where
             settings,
             clock,
             hook: None,
+            events: None,
             breakers: RwLock::new(HashMap::new()),
         })
     }
@@ -134,6 +140,47 @@ where
             hook: Some(factory),
             ..Registry::new(settings, clock)?
         })
+    }
+
+    /// The registry, whose every breaker from now on tells `sink` its
+    /// events with its key ([`RetryBreaker::with_event_sink`], O6): one
+    /// stream for every dependency, and through a
+    /// [`BreakerLayer`](crate::BreakerLayer) built on the registry, for
+    /// every route. Set it before the first lookup: a breaker already made
+    /// keeps the sink it was made with.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    /// use retry_breaker_starter::{Event, ManualClock, Registry, RetryBreaker};
+    ///
+    /// let refused = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&refused);
+    /// let settings = RetryBreaker::builder().threshold(1).cooldown(Duration::from_secs(10));
+    /// let registry: Registry<String, _> = Registry::new(settings, ManualClock::new())?
+    ///     .with_event_sink(move |key: &String, event| {
+    ///         if let Event::Rejected(_) = event {
+    ///             log.lock().unwrap().push(key.clone());
+    ///         }
+    ///     });
+    /// registry.breaker("search").try_acquire()?.failure();
+    /// assert!(registry.breaker("search").try_acquire().is_err());
+    /// registry.breaker("database").try_acquire()?.success();
+    /// assert_eq!(*refused.lock().unwrap(), ["search"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    // Contract: O6.
+    #[must_use]
+    pub fn with_event_sink(mut self, sink: impl Fn(&K, &Event) + Send + Sync + 'static) -> Self
+    where
+        K: Clone + Send + Sync + 'static,
+    {
+        let sink = Arc::new(sink);
+        self.events = Some(Box::new(move |key: &K| {
+            let (sink, key) = (Arc::clone(&sink), key.clone());
+            Box::new(move |event: &Event| sink(&key, event))
+        }));
+        self
     }
 
     /// The breaker for `key`, created (closed) if the key is new.
@@ -237,14 +284,18 @@ where
     }
 
     /// A new breaker for `key` with the registry's settings, and its hook
-    /// if the registry has one.
+    /// and its sink if the registry has them.
     fn fresh(&self, key: &K) -> RetryBreaker<C> {
         let breaker = match self.settings.build(self.clock.clone()) {
             Ok(breaker) => breaker,
             Err(_) => unreachable!("the settings were checked by Registry::new"),
         };
-        match &self.hook {
+        let breaker = match &self.hook {
             Some(make) => breaker.with_transition_hook(make(key)),
+            None => breaker,
+        };
+        match &self.events {
+            Some(make) => breaker.with_event_sink(make(key)),
             None => breaker,
         }
     }
@@ -257,6 +308,7 @@ impl<K: fmt::Debug, C> fmt::Debug for Registry<K, C> {
             .field("settings", &self.settings)
             .field("keys", &breakers.keys().collect::<Vec<_>>())
             .field("hook", &self.hook.is_some())
+            .field("events", &self.events.is_some())
             .finish_non_exhaustive()
     }
 }

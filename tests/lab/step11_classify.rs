@@ -285,4 +285,5 @@ fn k1_k2_an_ignored_probe_through_execute_frees_the_slot_and_is_not_retried() {
     });
 }
 
+mod events;
 mod separate_questions;

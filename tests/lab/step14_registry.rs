@@ -621,3 +621,5 @@ fn r1_however_lookups_and_forgetting_interleave_a_key_never_has_two_live_breaker
         },
     );
 }
+
+mod events;

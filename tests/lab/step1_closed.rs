@@ -551,3 +551,5 @@ fn w1_a_breaker_reports_the_window_it_was_built_with_and_none_without() {
     let plain = RetryBreaker::new(1, ms(10), ManualClock::new()).expect("valid");
     assert_eq!(plain.window(), None, "W1: consecutive mode has no window");
 }
+
+mod events;

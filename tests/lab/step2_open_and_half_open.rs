@@ -618,3 +618,5 @@ fn h1_h4_the_probe_holds_a_slot_and_the_circuit_answers_before_the_bulkhead() {
         "TODO(2): a good probe closes the circuit (B5), and frees its slot (H3)"
     );
 }
+
+mod events;

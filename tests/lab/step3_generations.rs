@@ -325,3 +325,5 @@ fn b6_b12_an_owned_permit_of_an_older_generation_reports_stale_and_needs_no_cloc
     assert_state!(core.breaker, in_flight, "TODO(3): B6, nothing changed");
     probe.success();
 }
+
+mod events;

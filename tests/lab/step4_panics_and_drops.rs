@@ -12,7 +12,9 @@ use crate::support::panics::quietly;
 use crate::support::{Lab, ms};
 
 mod bulkhead;
+
 mod clock;
+mod events;
 
 const DROP_TODO: &str = "TODO(4): a permit dropped unreported must clean up after itself (B7)";
 

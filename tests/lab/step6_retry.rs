@@ -950,6 +950,7 @@ fn hooked_call(
 
 mod budget;
 mod errors;
+mod events;
 mod give_up;
 mod policy;
 mod spawn;

@@ -605,3 +605,5 @@ fn e2_a_cancelled_policy_makes_no_attempt() {
         );
     });
 }
+
+mod events;

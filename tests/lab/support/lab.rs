@@ -4,7 +4,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use retry_breaker::{Builder, Clock, ManualClock, ManualSleeper, Permit, RetryBreaker, Transition};
+use retry_breaker::{
+    Builder, Clock, Event, ManualClock, ManualSleeper, Permit, RetryBreaker, Transition,
+};
 
 use super::timeline::Timeline;
 use super::watchdog::Alarm;
@@ -32,6 +34,8 @@ pub struct Lab {
     pub breaker: RetryBreaker<ManualClock>,
     pub timeline: Timeline,
     transitions: Arc<Mutex<Vec<Transition>>>,
+    /// The events told so far, for a lab made by [`Lab::telling`].
+    told: Arc<Mutex<Vec<Event>>>,
     /// Stops the suite if the test using this lab deadlocks.
     _alarm: Alarm,
 }
@@ -62,6 +66,41 @@ impl Lab {
         Lab::around(breaker, clock)
     }
 
+    /// A fresh breaker at t = 0 with `builder`'s settings that tells every
+    /// event to the lab's log (O1), read with [`told`](Lab::told).
+    pub fn telling(builder: Builder) -> Lab {
+        Lab::telling_to(builder, |_| {})
+    }
+
+    /// [`telling`](Lab::telling), with a sink that does `also` with each
+    /// event once it is logged (`also` may panic).
+    pub fn telling_to(builder: Builder, also: impl Fn(&Event) + Send + Sync + 'static) -> Lab {
+        let clock = ManualClock::new();
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&told);
+        let breaker = builder
+            .build(clock.clone())
+            .expect("a valid configuration")
+            .with_event_sink(move |event| {
+                log.lock().unwrap().push(*event);
+                also(event);
+            });
+        Lab {
+            told,
+            ..Lab::around(breaker, clock)
+        }
+    }
+
+    /// The events told since the last look, oldest first.
+    pub fn told(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.told.lock().unwrap())
+    }
+
+    /// [`told`](Lab::told), one short line per event (see [`line`]).
+    pub fn trace(&self) -> Vec<String> {
+        self.told().iter().map(line).collect()
+    }
+
     fn around(breaker: RetryBreaker<ManualClock>, clock: ManualClock) -> Lab {
         super::panics::install();
         let timeline = Timeline::new(clock.clone());
@@ -78,6 +117,7 @@ impl Lab {
             breaker,
             timeline,
             transitions,
+            told: Arc::default(),
             _alarm: Alarm::set(Duration::from_secs(10)),
         }
     }
@@ -120,4 +160,36 @@ pub fn probe<C: Clock>(breaker: &RetryBreaker<C>) -> Permit<'_, C> {
     breaker
         .try_acquire()
         .expect("TODO(2): the first attempt at or after the deadline must be admitted as the probe")
+}
+
+/// An event as a scenario writes it: `admitted g0`, `admitted g2 probe`,
+/// `failure g0 counted`, `success g0 stale`, `released g0`,
+/// `CLOSED -> OPEN g1`, `rejected Open { remaining: 10ms }`, `attempt 1`,
+/// `backoff 1 10ms`, `gave up 3 NoAttemptsLeft`, `cancelled 0`.
+pub fn line(event: &Event) -> String {
+    match event {
+        Event::Admitted { generation, probe } => {
+            format!(
+                "admitted {generation}{}",
+                if *probe { " probe" } else { "" }
+            )
+        }
+        Event::Rejected(rejection) => format!("rejected {rejection:?}"),
+        Event::Recorded {
+            generation,
+            verdict,
+            recorded,
+        } => format!(
+            "{} {generation} {}",
+            format!("{verdict:?}").to_lowercase(),
+            format!("{recorded:?}").to_lowercase()
+        ),
+        Event::Released { generation } => format!("released {generation}"),
+        Event::Transition(t) => format!("{} -> {} {}", t.from, t.to, t.generation),
+        Event::AttemptStarted { attempt } => format!("attempt {attempt}"),
+        Event::Backoff { attempt, delay } => format!("backoff {attempt} {delay:?}"),
+        Event::GaveUp { attempt, reason } => format!("gave up {attempt} {reason:?}"),
+        Event::Cancelled { attempts_made } => format!("cancelled {attempts_made}"),
+        other => format!("{other:?}"),
+    }
 }

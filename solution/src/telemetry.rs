@@ -1,0 +1,238 @@
+// SOLUTION ONLY FILE: production adapters for the event stream, never on the student's build path
+//! Adapters from the [`Event`](crate::Event) stream to the ecosystem's telemetry, each
+//! behind its cargo feature and off by default, so the core lab never
+//! compiles them (rules O7-O8).
+//!
+//! Each adapter is a plain function of a breaker's name and an event, so it
+//! goes wherever a sink goes, alone or beside others:
+//!
+//! ```
+//! # #[cfg(all(feature = "tracing", feature = "metrics"))] {
+//! use std::time::Duration;
+//! use retry_breaker_solution::{telemetry, ManualClock, Registry, RetryBreaker};
+//!
+//! let settings = RetryBreaker::builder().threshold(5).cooldown(Duration::from_secs(30));
+//! let registry: Registry<String, _> = Registry::new(settings, ManualClock::new())?
+//!     .with_event_sink(|route: &String, event| {
+//!         telemetry::trace(route, event);
+//!         telemetry::meter(route, event);
+//!     });
+//! registry.breaker("/charges").try_acquire()?.success();
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The names follow Polly's telemetry, so that dashboards built for it
+//! carry over: one events counter whose `event.name` label tells the kind,
+//! with the breaker's name as a label, and the attempt's ordinal as
+//! OpenTelemetry's `http.request.resend_count`. A stale outcome, fenced off
+//! by its generation (B6), is labelled `stale="true"`.
+
+#[cfg(feature = "metrics")]
+use std::fmt;
+
+#[cfg(feature = "tracing")]
+pub use self::tracing_adapter::trace;
+
+#[cfg(feature = "metrics")]
+pub use self::metrics_adapter::{BACKOFF, EVENTS, STATE, meter};
+
+use crate::circuit::Recorded;
+use crate::error::{GaveUp, Rejected};
+use crate::state::Phase;
+use crate::verdict::Verdict;
+
+/// A refusal's reason as a label: `open`, `probe_in_flight`, `full`.
+fn rejection(rejection: &Rejected) -> &'static str {
+    match rejection {
+        Rejected::Open { .. } => "open",
+        Rejected::ProbeInFlight => "probe_in_flight",
+        Rejected::Full { .. } => "full",
+    }
+}
+
+/// Why a call gave up, as a label.
+fn gave_up(reason: &GaveUp) -> &'static str {
+    match reason {
+        GaveUp::NoAttemptsLeft => "no_attempts_left",
+        GaveUp::NotRetryable => "not_retryable",
+        GaveUp::NoCopyLeft => "no_copy_left",
+        GaveUp::RetryBudgetSpent => "retry_budget_spent",
+    }
+}
+
+/// A verdict as a label.
+fn verdict(verdict: &Verdict) -> &'static str {
+    match verdict {
+        Verdict::Success => "success",
+        Verdict::Failure => "failure",
+        Verdict::Ignored => "ignored",
+    }
+}
+
+/// Whether an outcome was fenced off, as a label.
+fn stale(recorded: &Recorded) -> &'static str {
+    match recorded {
+        Recorded::Counted => "false",
+        Recorded::Stale => "true",
+    }
+}
+
+/// A phase as a label: `closed`, `open`, `half_open`.
+fn phase(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Closed => "closed",
+        Phase::Open => "open",
+        Phase::HalfOpen => "half_open",
+    }
+}
+
+#[cfg(feature = "tracing")]
+mod tracing_adapter {
+    use std::fmt;
+
+    use tracing::{debug, info, trace as trace_event, warn};
+
+    use super::{gave_up, phase, rejection, stale, verdict};
+    use crate::event::Event;
+
+    /// Tells `event` of the breaker `breaker` to `tracing`, as one event
+    /// with the breaker's name and the event's fields (O7): transitions at
+    /// `INFO`, calls that gave up at `WARN`, refusals, outcomes, attempts,
+    /// backoffs and cancellations at `DEBUG`, admissions at `TRACE`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{telemetry, ManualClock, RetryBreaker};
+    ///
+    /// let breaker = RetryBreaker::new(5, Duration::from_secs(30), ManualClock::new())?
+    ///     .with_event_sink(|event| telemetry::trace(&"payments", event));
+    /// breaker.try_acquire()?.success();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    // Contract: O7.
+    pub fn trace(breaker: &impl fmt::Display, event: &Event) {
+        let name = event.name();
+        match event {
+            Event::Admitted { generation, probe } => trace_event!(
+                breaker = %breaker, event.name = name, generation = generation.get(), probe
+            ),
+            Event::Rejected(refusal) => debug!(
+                breaker = %breaker,
+                event.name = name,
+                reason = rejection(refusal),
+                remaining_ms = refusal.remaining().as_secs_f64() * 1e3,
+            ),
+            Event::Recorded {
+                generation,
+                verdict: outcome,
+                recorded,
+            } => debug!(
+                breaker = %breaker,
+                event.name = name,
+                generation = generation.get(),
+                verdict = verdict(outcome),
+                stale = stale(recorded),
+            ),
+            Event::Released { generation } => {
+                debug!(breaker = %breaker, event.name = name, generation = generation.get());
+            }
+            Event::Transition(transition) => info!(
+                breaker = %breaker,
+                event.name = name,
+                from = phase(transition.from),
+                to = phase(transition.to),
+                generation = transition.generation.get(),
+            ),
+            Event::AttemptStarted { attempt } => debug!(
+                breaker = %breaker,
+                event.name = name,
+                attempt,
+                http.request.resend_count = attempt.saturating_sub(1),
+            ),
+            Event::Backoff { attempt, delay } => debug!(
+                breaker = %breaker,
+                event.name = name,
+                attempt,
+                delay_ms = delay.as_secs_f64() * 1e3,
+            ),
+            Event::GaveUp { attempt, reason } => warn!(
+                breaker = %breaker,
+                event.name = name,
+                attempt,
+                reason = gave_up(reason),
+            ),
+            Event::Cancelled { attempts_made } => {
+                debug!(breaker = %breaker, event.name = name, attempts_made);
+            }
+        }
+    }
+}
+
+#[cfg(feature = "metrics")]
+mod metrics_adapter {
+    use super::{fmt, gave_up, phase, rejection, stale, verdict};
+    use crate::event::Event;
+    use crate::state::Phase;
+
+    /// The counter of every event, labelled `breaker`, `event.name` and, by
+    /// kind, `reason` (refusals and calls that gave up), `verdict` and
+    /// `stale` (outcomes), `to` (transitions).
+    pub const EVENTS: &str = "resilience.breaker.events";
+    /// The gauge of each breaker's state, labelled `breaker`: 0 CLOSED,
+    /// 1 HALF-OPEN, 2 OPEN, set at each transition.
+    pub const STATE: &str = "resilience.breaker.state";
+    /// The histogram of the delays backoff chose, in seconds, labelled
+    /// `breaker`.
+    pub const BACKOFF: &str = "resilience.breaker.backoff";
+
+    /// Counts `event` of the breaker `breaker` with the `metrics` facade
+    /// (O8), which costs nothing until a recorder is installed: [`EVENTS`]
+    /// for every event, [`STATE`] at each transition, [`BACKOFF`] for each
+    /// backoff.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{telemetry, ManualClock, RetryBreaker};
+    ///
+    /// let breaker = RetryBreaker::new(5, Duration::from_secs(30), ManualClock::new())?
+    ///     .with_event_sink(|event| telemetry::meter(&"payments", event));
+    /// breaker.try_acquire()?.failure();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    // Contract: O8.
+    pub fn meter(breaker: &impl fmt::Display, event: &Event) {
+        let breaker = breaker.to_string();
+        let mut labels = vec![
+            ("breaker", breaker.clone()),
+            ("event.name", event.name().to_owned()),
+        ];
+        match event {
+            Event::Rejected(refusal) => labels.push(("reason", rejection(refusal).to_owned())),
+            Event::Recorded {
+                verdict: outcome,
+                recorded,
+                ..
+            } => {
+                labels.push(("verdict", verdict(outcome).to_owned()));
+                labels.push(("stale", stale(recorded).to_owned()));
+            }
+            Event::Transition(transition) => {
+                labels.push(("to", phase(transition.to).to_owned()));
+                let level = match transition.to {
+                    Phase::Closed => 0.0,
+                    Phase::HalfOpen => 1.0,
+                    Phase::Open => 2.0,
+                };
+                metrics::gauge!(STATE, "breaker" => breaker.clone()).set(level);
+            }
+            Event::Backoff { delay, .. } => {
+                metrics::histogram!(BACKOFF, "breaker" => breaker.clone())
+                    .record(delay.as_secs_f64());
+            }
+            Event::GaveUp { reason, .. } => labels.push(("reason", gave_up(reason).to_owned())),
+            _ => {}
+        }
+        metrics::counter!(EVENTS, &labels).increment(1);
+    }
+}
