@@ -114,26 +114,21 @@ impl Checkout {
         Ok(Checkout::around(breaker, client, retry, timeline, cancel))
     }
 
-    /// A checkout whose breaker opens on a failure rate over `window`
-    /// instead of consecutive failures (window mode, rules W1-W3).
+    /// A checkout whose breaker `breaker` builds: the advanced track's
+    /// settings, such as window mode (W1-W3) or a bulkhead (H1-H5).
     ///
     /// # Errors
     ///
     /// If the settings cannot work (a zero threshold, a window that could
-    /// never open).
-    pub fn windowed(
+    /// never open, a bulkhead with room for nothing).
+    pub fn built(
         client: PaymentClient,
-        breaker: BreakerSettings,
-        window: kit::WindowConfig,
+        breaker: kit::Builder,
         retry: RetryPolicy,
         timeline: Timeline,
         cancel: CancellationToken,
     ) -> Result<Self, kit::ConfigError> {
-        let breaker = RetryBreaker::builder()
-            .threshold(breaker.threshold)
-            .cooldown(breaker.cooldown)
-            .window(window)
-            .build(TokioClock::new())?;
+        let breaker = breaker.build(TokioClock::new())?;
         Ok(Checkout::around(breaker, client, retry, timeline, cancel))
     }
 

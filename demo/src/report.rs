@@ -195,6 +195,9 @@ pub(crate) fn outcome(outcome: &Outcome) -> String {
             format!("refused by the breaker, {} left", duration(*remaining))
         }
         Outcome::Refused(Rejected::ProbeInFlight) => "refused by the breaker: probe out".to_owned(),
+        Outcome::Refused(Rejected::Full { limit }) => {
+            format!("refused by the bulkhead: {limit} attempts already out")
+        }
         // `Rejected` may grow: its own sentence says the rest.
         Outcome::Refused(other) => format!("refused by the breaker: {other}"),
         Outcome::Note(text) => text.clone(),

@@ -3,6 +3,9 @@
 //! request count, and the tests can check each one on its own.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -10,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use crate::checkout::{BreakerSettings, Checkout, RetryPolicy};
 use crate::client::PaymentClient;
 use crate::gateway::{Gateway, Mode};
-use crate::kit::State;
-use crate::orders::Order;
+use crate::kit::{self, RetryBreaker, State};
+use crate::orders::{Order, OrderStatus};
 use crate::report::{ScenarioReport, Summary, duration};
 use crate::settlement::SettlementWorker;
 use crate::timeline::Timeline;
@@ -113,26 +116,20 @@ impl Rig {
         })
     }
 
-    /// As [`Rig::start`], with a breaker in window mode.
+    /// As [`Rig::start`], with the breaker `breaker` builds (the advanced
+    /// track's settings: window mode, a bulkhead).
     ///
     /// # Errors
     ///
     /// As [`Rig::start`].
-    pub async fn start_windowed(
+    pub async fn start_built(
         settings: Settings,
-        window: crate::kit::WindowConfig,
+        breaker: kit::Builder,
         cancel: CancellationToken,
     ) -> Result<Self, DemoError> {
         let gateway = Gateway::start().await?;
         let client = PaymentClient::new(&gateway.url(), settings.deadline);
-        let checkout = Checkout::windowed(
-            client,
-            settings.breaker,
-            window,
-            settings.retry,
-            Timeline::start(),
-            cancel,
-        )?;
+        let checkout = Checkout::built(client, breaker, settings.retry, Timeline::start(), cancel)?;
         Ok(Rig {
             gateway,
             checkout,
@@ -163,6 +160,28 @@ impl Rig {
             }
             self.checkout.place_order(Order::numbered(n)).await;
         }
+    }
+
+    /// Places orders `numbers` all at once, each through the breaker as a
+    /// customer of its own would, and waits for every one.
+    pub async fn place_orders_at_once(&self, numbers: impl IntoIterator<Item = u32>) {
+        let mut orders: Vec<Pin<Box<dyn Future<Output = OrderStatus> + Send + '_>>> = numbers
+            .into_iter()
+            .map(
+                |n| -> Pin<Box<dyn Future<Output = OrderStatus> + Send + '_>> {
+                    Box::pin(self.checkout.place_order(Order::numbered(n)))
+                },
+            )
+            .collect();
+        std::future::poll_fn(|cx| {
+            orders.retain_mut(|order| order.as_mut().poll(cx).is_pending());
+            if orders.is_empty() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
     }
 
     /// Sleeps until the open circuit's cooldown is over (at once if the
@@ -249,11 +268,24 @@ pub enum Scenario {
     TrickleConsecutive,
     /// The same trickle leaves a window breaker closed.
     TrickleWindow,
+    /// A burst of orders at once against a gateway that never answers in
+    /// time: every one of them reaches it before the first failure is in.
+    BurstWithoutBulkhead,
+    /// The same burst through a breaker with a bulkhead: only as many
+    /// reach the gateway as it has room for.
+    BurstWithBulkhead,
 }
+
+/// Orders placed at once in the burst scenarios.
+pub const BURST: u32 = 20;
+
+/// Attempts in flight the bulkhead of [`Scenario::BurstWithBulkhead`] lets
+/// out at once: as many as the threshold, the evidence the breaker needs.
+pub const BULKHEAD: u32 = 3;
 
 /// The window of [`Scenario::TrickleWindow`]: open when half of the last 20
 /// attempts failed, once at least 10 were seen.
-pub const TRICKLE_WINDOW: crate::kit::WindowConfig = crate::kit::WindowConfig::new(20, 10, 0.5);
+pub const TRICKLE_WINDOW: kit::WindowConfig = kit::WindowConfig::new(20, 10, 0.5);
 
 /// Requests per cycle of the trickle: a burst as long as the threshold,
 /// then healthy requests, a quarter of them failures.
@@ -261,7 +293,7 @@ pub const TRICKLE_EVERY: u32 = 12;
 
 impl Scenario {
     /// Every scenario, in the order the demo runs them.
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 11] = [
         Scenario::SlowWithoutBreaker,
         Scenario::DownWithBreaker,
         Scenario::Recovery,
@@ -271,6 +303,8 @@ impl Scenario {
         Scenario::OutageThenSettlement,
         Scenario::TrickleConsecutive,
         Scenario::TrickleWindow,
+        Scenario::BurstWithoutBulkhead,
+        Scenario::BurstWithBulkhead,
     ];
 
     /// A short title.
@@ -285,6 +319,8 @@ impl Scenario {
             Scenario::OutageThenSettlement => "An outage, then settlement",
             Scenario::TrickleConsecutive => "A trickle of errors: a consecutive breaker flaps",
             Scenario::TrickleWindow => "The same trickle: a window breaker holds",
+            Scenario::BurstWithoutBulkhead => "A burst at a dead gateway: a breaker is no bulkhead",
+            Scenario::BurstWithBulkhead => "The same burst: a bulkhead lets 3 through",
         }
     }
 
@@ -337,6 +373,18 @@ impl Scenario {
                  attempts failed (at least 10 seen).\nA quarter is below half: the circuit \
                  stays closed, and only the orders caught in a burst wait for settlement."
             }
+            Scenario::BurstWithoutBulkhead => {
+                "Twenty orders arrive at once while the gateway holds every request past the \
+                 deadline. A CLOSED circuit\nadmits everything until failures come back, so all \
+                 twenty requests reach the dead gateway before the\nbreaker has any evidence; \
+                 the threshold only stops the retries."
+            }
+            Scenario::BurstWithBulkhead => {
+                "The same burst, through a breaker with room for 3 attempts in flight (as many \
+                 as the threshold). The other\norders are refused at once for want of room and \
+                 accepted as pending; the 3 that went out time out and open\nthe circuit, so \
+                 3 requests reached the dead gateway instead of 20."
+            }
         }
     }
 
@@ -360,9 +408,15 @@ impl Scenario {
         settings: Settings,
         cancel: CancellationToken,
     ) -> Result<ScenarioReport, DemoError> {
+        let breaker = RetryBreaker::builder()
+            .threshold(settings.breaker.threshold)
+            .cooldown(settings.breaker.cooldown);
         let rig = match self {
             Scenario::TrickleWindow => {
-                Rig::start_windowed(settings, TRICKLE_WINDOW, cancel).await?
+                Rig::start_built(settings, breaker.window(TRICKLE_WINDOW), cancel).await?
+            }
+            Scenario::BurstWithBulkhead => {
+                Rig::start_built(settings, breaker.max_in_flight(BULKHEAD), cancel).await?
             }
             _ => Rig::start(settings, cancel).await?,
         };
@@ -441,6 +495,13 @@ impl Scenario {
                 rig.place_orders(1..=4).await;
                 rig.wait_out_cooldown().await;
                 rig.place_orders(5..=14).await;
+            }
+            Scenario::BurstWithoutBulkhead | Scenario::BurstWithBulkhead => {
+                rig.switch(Mode::Slow {
+                    delay: settings.slow_delay,
+                })
+                .await?;
+                rig.place_orders_at_once(1..=BURST).await;
             }
         }
         Ok(())

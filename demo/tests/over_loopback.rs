@@ -212,6 +212,62 @@ async fn an_open_circuit_sends_the_down_gateway_no_requests() {
 }
 
 #[tokio::test]
+async fn a_burst_at_a_dead_gateway_reaches_it_whole_without_a_bulkhead() {
+    use retry_breaker_demo::scenarios::BURST;
+
+    let report = run(Scenario::BurstWithoutBulkhead).await;
+
+    assert_eq!(
+        report.gateway.requests,
+        u64::from(BURST),
+        "a CLOSED circuit admits the whole burst before any failure is in"
+    );
+    assert_eq!(phases(&report), [(Phase::Closed, Phase::Open)]);
+    assert_eq!(report.summary.calls, BURST);
+    assert_eq!(
+        report.summary.pending, BURST,
+        "every order is kept as pending"
+    );
+    assert_eq!(report.summary.lost, 0);
+    for row in report.rows.iter().filter(|row| row.is_refusal()) {
+        assert!(
+            matches!(row.outcome, Outcome::Refused(Rejected::Open { .. })),
+            "only the retries are refused, by the open circuit: {:?}",
+            row.outcome
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_same_burst_through_a_bulkhead_reaches_the_gateway_only_as_far_as_its_room() {
+    use retry_breaker_demo::scenarios::{BULKHEAD, BURST};
+
+    let report = run(Scenario::BurstWithBulkhead).await;
+
+    assert_eq!(
+        report.gateway.requests,
+        u64::from(BULKHEAD),
+        "the bulkhead lets {BULKHEAD} attempts out; their failures open the circuit"
+    );
+    assert_eq!(phases(&report), [(Phase::Closed, Phase::Open)]);
+    let full = report
+        .rows
+        .iter()
+        .filter(|row| matches!(row.outcome, Outcome::Refused(Rejected::Full { limit }) if limit == BULKHEAD))
+        .count();
+    assert_eq!(
+        full,
+        usize::try_from(BURST - BULKHEAD).unwrap(),
+        "every order beyond the room is refused at once, for want of room (H1)"
+    );
+    assert_eq!(
+        report.summary.pending, BURST,
+        "every order is kept as pending"
+    );
+    assert_eq!(report.summary.lost, 0);
+}
+
+#[tokio::test]
 async fn after_recovery_one_probe_closes_the_circuit() {
     let report = run(Scenario::Recovery).await;
 

@@ -373,10 +373,7 @@ impl<E> RetryPolicy<E> {
         {
             *reason = GaveUp::RetryBudgetSpent;
         }
-        match result {
-            Err(error) if breaker.has_sink() => Err(breaker.told_end(error)),
-            result => result,
-        }
+        result.map_err(|error| breaker.told_end(error))
     }
 }
 

@@ -211,7 +211,10 @@ where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.read().get(key).map(Arc::clone)
+        let map = self.read();
+        let breaker = map.get(key)?;
+        breaker.look_up();
+        Some(Arc::clone(breaker))
     }
 
     /// How many keys have a breaker.
@@ -262,6 +265,45 @@ where
         before - breakers.len()
     }
 
+    /// Forgets every key that nobody holds and no lookup asked for since the
+    /// previous call, whatever its breaker remembers, and starts the count
+    /// again for the others. Returns how many keys it forgot.
+    ///
+    /// Called every `period` on a timer, it bounds the registry of a key
+    /// space without bound (hosts, tenants) to the keys used in the last
+    /// period or two: a key is forgotten once it has gone a whole period
+    /// without a lookup. A forgotten key that comes back gets a fresh,
+    /// CLOSED breaker, so choose a period longer than the cooldown if an
+    /// OPEN breaker should outlive its callers' silence. R1 still holds, as
+    /// for [`forget_unused`](Registry::forget_unused): a breaker someone
+    /// holds is never forgotten, and the map's lock is held throughout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, Registry, RetryBreaker, State};
+    ///
+    /// let settings = RetryBreaker::builder().threshold(1).cooldown(Duration::from_secs(10));
+    /// let registry: Registry<String, _> = Registry::new(settings, ManualClock::new())?;
+    /// registry.breaker("tenant-1").try_acquire()?.failure(); // OPEN
+    /// registry.breaker("tenant-2").try_acquire()?.success();
+    /// assert_eq!(registry.forget_idle(), 0); // both were asked for
+    /// registry.breaker("tenant-2"); // one period later, only tenant-2 was
+    /// assert_eq!(registry.forget_idle(), 1);
+    /// assert_eq!(registry.states(), [("tenant-2".to_owned(), State::Closed { failures: 0 })]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    // Contract: R1.
+    pub fn forget_idle(&self) -> usize {
+        let mut breakers = self.write();
+        let before = breakers.len();
+        breakers.retain(|_, breaker| {
+            // Every flag starts again, held or not.
+            let asked = breaker.take_looked_up();
+            asked || Arc::strong_count(breaker) > 1
+        });
+        before - breakers.len()
+    }
+
     /// Every key with the state of its breaker, sorted by key: a status
     /// page (R3). Each state is read as [`RetryBreaker::state`] reads it.
     pub fn states(&self) -> Vec<(K, State)>
@@ -299,6 +341,8 @@ where
             Ok(breaker) => breaker,
             Err(_) => unreachable!("the settings were checked by Registry::new"),
         };
+        // A new key was just asked for.
+        breaker.look_up();
         let breaker = match &self.hook {
             Some(make) => breaker.with_transition_hook(make(key)),
             None => breaker,

@@ -33,6 +33,8 @@ use std::fmt;
 
 #[cfg(feature = "tracing")]
 pub use self::tracing_adapter::trace;
+#[cfg(feature = "tracing")]
+pub(crate) use self::tracing_adapter::{attempt_spans, call_span};
 
 #[cfg(feature = "metrics")]
 pub use self::metrics_adapter::{BACKOFF, EVENTS, STATE, meter};
@@ -90,11 +92,41 @@ fn phase(phase: Phase) -> &'static str {
 #[cfg(feature = "tracing")]
 mod tracing_adapter {
     use std::fmt;
+    use std::future::Future;
 
-    use tracing::{debug, info, trace as trace_event, warn};
+    use tracing::instrument::{Instrument, Instrumented};
+    use tracing::{debug, debug_span, info, trace as trace_event, warn};
 
     use super::{gave_up, phase, rejection, stale, verdict};
     use crate::event::Event;
+
+    /// A call of `execute` on a breaker with a sink, as the `tracing` span
+    /// `retry_breaker.call`: the parent of its attempts' spans and of the
+    /// events told while it runs (O7, gRPC's A45: a span per call).
+    pub(crate) fn call_span<F: Future>(call: F) -> Instrumented<F> {
+        call.instrument(debug_span!("retry_breaker.call"))
+    }
+
+    /// `task`, each of whose attempts runs in a child span,
+    /// `retry_breaker.attempt`, with its ordinal as `attempt` and as
+    /// OpenTelemetry's `http.request.resend_count` (O7). The span is entered
+    /// while the task is called, so that the attempt's start is told inside
+    /// it, and it runs the task's future; the outcome is reported once that
+    /// future is done, in the call's span, with its generation and verdict.
+    pub(crate) fn attempt_spans<Fut>(
+        mut task: impl FnMut() -> Fut,
+    ) -> impl FnMut() -> Instrumented<Fut> {
+        let mut attempt: u32 = 0;
+        move || {
+            attempt = attempt.saturating_add(1);
+            let span = debug_span!(
+                "retry_breaker.attempt",
+                attempt,
+                http.request.resend_count = attempt - 1,
+            );
+            span.in_scope(&mut task).instrument(span)
+        }
+    }
 
     /// Tells `event` of the breaker `breaker` to `tracing`, as one event
     /// with the breaker's name and the event's fields (O7): transitions at

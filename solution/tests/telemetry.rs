@@ -381,6 +381,68 @@ fn o8_the_state_gauge_and_the_backoff_histogram_carry_their_values() {
     );
 }
 
+#[test]
+fn o7_a_call_is_a_span_and_each_attempt_a_child_span_holding_its_start() {
+    let breaker = RetryBreaker::new(5, Duration::from_secs(30), ManualClock::new())
+        .expect("valid settings")
+        .with_event_sink(|event| telemetry::trace(&"payments", event));
+    let sleeper = ManualSleeper::new(breaker.clock().clone());
+    let policy = RetryPolicy::constant(Duration::from_millis(1))
+        .attempts(3)
+        .without_jitter();
+    let mut outcomes = vec![Ok(7), Err("timeout"), Err("timeout")];
+    let spy = Spy::default();
+    let result = tracing::subscriber::with_default(spy.clone(), || {
+        let call = policy.run(&breaker, &sleeper, || {
+            let outcome = outcomes.pop().expect("three attempts at most");
+            async move { outcome }
+        });
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(call)
+    });
+    assert_eq!(result.ok(), Some(7), "the third attempt succeeds");
+    let events = spy.events.lock().unwrap().clone();
+    let told: Vec<(String, String)> = events
+        .iter()
+        .map(|fields| {
+            let inside = fields
+                .get("in")
+                .map_or_else(String::new, |id| spy.path(id.parse().unwrap()));
+            (fields["event.name"].clone(), inside)
+        })
+        .collect();
+    let call = "retry_breaker.call()";
+    let attempt = |n: u32| {
+        format!(
+            "{call} > retry_breaker.attempt(attempt={n},http.request.resend_count={})",
+            n - 1
+        )
+    };
+    let expected: Vec<(String, String)> = [
+        ("admitted", call.to_owned()),
+        ("attempt_started", attempt(1)),
+        ("recorded", call.to_owned()),
+        ("backoff", call.to_owned()),
+        ("admitted", call.to_owned()),
+        ("attempt_started", attempt(2)),
+        ("recorded", call.to_owned()),
+        ("backoff", call.to_owned()),
+        ("admitted", call.to_owned()),
+        ("attempt_started", attempt(3)),
+        ("recorded", call.to_owned()),
+    ]
+    .into_iter()
+    .map(|(name, inside)| (name.to_owned(), inside))
+    .collect();
+    assert_eq!(
+        told, expected,
+        "O7: a call is one span, each attempt a child span holding its start and its run; the \
+         outcome is told in the call's span as soon as the attempt's future is done"
+    );
+}
+
 /// Three keys: `search` trips and refuses; `database` trips, hears a slow
 /// success come back stale, then closes on a good probe; `payments` gives
 /// up a call after a backoff and trips.
@@ -415,11 +477,45 @@ fn story(registry: &Registry<String, ManualClock>, clock: &ManualClock) {
     assert!(matches!(result, Err(ExecuteError::Task { attempt: 2, .. })));
 }
 
-/// A `tracing` subscriber that keeps every event's fields as text.
+/// A `tracing` subscriber that keeps every event's fields as text, with the
+/// span it happened in as the field `in`, and every span with its parent.
 #[derive(Clone, Default)]
 struct Spy {
     events: Arc<Mutex<Vec<BTreeMap<String, String>>>>,
     levels: Arc<Mutex<BTreeMap<Level, u64>>>,
+    /// Each span's name, fields and parent; a span's id is its place + 1.
+    spans: Arc<Mutex<Vec<Span>>>,
+    /// The spans entered, innermost last.
+    entered: Arc<Mutex<Vec<u64>>>,
+}
+
+#[derive(Debug, Clone)]
+struct Span {
+    name: String,
+    fields: BTreeMap<String, String>,
+    parent: Option<u64>,
+}
+
+impl Spy {
+    /// The span `id` as `name(field=value,...)`, with its ancestors before
+    /// it: `retry_breaker.call() > retry_breaker.attempt(attempt=1,...)`.
+    fn path(&self, id: u64) -> String {
+        let spans = self.spans.lock().unwrap();
+        let mut path = Vec::new();
+        let mut at = Some(id);
+        while let Some(id) = at {
+            let span = &spans[usize::try_from(id - 1).unwrap()];
+            let fields: Vec<String> = span
+                .fields
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            path.push(format!("{}({})", span.name, fields.join(",")));
+            at = span.parent;
+        }
+        path.reverse();
+        path.join(" > ")
+    }
 }
 
 struct Fields<'a>(&'a mut BTreeMap<String, String>);
@@ -439,8 +535,21 @@ impl Subscriber for Spy {
         true
     }
 
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
+    fn new_span(&self, attributes: &Attributes<'_>) -> Id {
+        let mut fields = BTreeMap::new();
+        attributes.record(&mut Fields(&mut fields));
+        let parent = match attributes.parent() {
+            Some(parent) => Some(parent.into_u64()),
+            None if attributes.is_contextual() => self.entered.lock().unwrap().last().copied(),
+            None => None,
+        };
+        let mut spans = self.spans.lock().unwrap();
+        spans.push(Span {
+            name: attributes.metadata().name().to_owned(),
+            fields,
+            parent,
+        });
+        Id::from_u64(u64::try_from(spans.len()).unwrap())
     }
 
     fn record(&self, _: &Id, _: &Record<'_>) {}
@@ -450,6 +559,9 @@ impl Subscriber for Spy {
     fn event(&self, event: &tracing::Event<'_>) {
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
+        if let Some(&inside) = self.entered.lock().unwrap().last() {
+            fields.insert("in".to_owned(), inside.to_string());
+        }
         self.events.lock().unwrap().push(fields);
         *self
             .levels
@@ -459,9 +571,14 @@ impl Subscriber for Spy {
             .or_default() += 1;
     }
 
-    fn enter(&self, _: &Id) {}
+    fn enter(&self, id: &Id) {
+        self.entered.lock().unwrap().push(id.into_u64());
+    }
 
-    fn exit(&self, _: &Id) {}
+    fn exit(&self, id: &Id) {
+        let mut entered = self.entered.lock().unwrap();
+        assert_eq!(entered.pop(), Some(id.into_u64()), "spans exit in order");
+    }
 }
 
 /// A `metrics` recorder that keeps every counter, gauge and histogram by

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
@@ -61,6 +62,9 @@ pub struct RetryBreaker<C> {
     plain: bool,
     /// The limit on attempts in flight, if the breaker has one (H1).
     bulkhead: Option<Bulkhead>,
+    /// Whether a registry handed the breaker out since its last sweep
+    /// ([`Registry::forget_idle`](crate::Registry::forget_idle)).
+    looked_up: AtomicBool,
 }
 
 impl<C: Clock> RetryBreaker<C> {
@@ -87,6 +91,7 @@ impl<C: Clock> RetryBreaker<C> {
             events: None,
             plain: true,
             bulkhead: None,
+            looked_up: AtomicBool::new(false),
         })
     }
 
@@ -100,6 +105,7 @@ impl<C: Clock> RetryBreaker<C> {
             events: None,
             plain: bulkhead.is_none(),
             bulkhead,
+            looked_up: AtomicBool::new(false),
         }
     }
 
@@ -426,6 +432,21 @@ impl<C: Clock> RetryBreaker<C> {
     /// that never reached its caller.
     pub(crate) fn withdraw(&self, generation: Generation) {
         self.update(|circuit, _| circuit.abandon(generation));
+    }
+
+    /// Marks the breaker as handed out by its registry. Reads first, so
+    /// that lookups of a busy key share the flag's cache line rather than
+    /// write it each time (R3).
+    pub(crate) fn look_up(&self) {
+        if !self.looked_up.load(Ordering::Relaxed) {
+            self.looked_up.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the breaker was handed out since the last call, which
+    /// starts the count again.
+    pub(crate) fn take_looked_up(&self) -> bool {
+        self.looked_up.swap(false, Ordering::Relaxed)
     }
 
     /// Tells the sink, if there is one, about the event `event` makes: the

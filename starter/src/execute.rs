@@ -258,7 +258,9 @@ impl<C: Clock> RetryBreaker<C> {
     /// [`retry`](Self::retry) for a breaker with a sink: each attempt and
     /// backoff is told through the loop's own inputs, so the loop knows
     /// nothing of it (O1), and, if `end`, how the call ended. A call on a
-    /// breaker without a sink never builds this future (O5).
+    /// breaker without a sink never builds this future (O5). With the
+    /// `tracing` feature the call runs in a span, and each attempt in a
+    /// child span, so the sink's own `tracing` events fall inside them (O7).
     #[allow(
         clippy::too_many_arguments,
         reason = "retry's inputs, passed on as they are, and whether to tell the end"
@@ -287,13 +289,16 @@ impl<C: Clock> RetryBreaker<C> {
             self.tell(|| Event::Backoff { attempt, delay });
             delay
         };
-        match self
-            .retry(attempts, task, retryable, backoff, cancel, sleeper)
-            .await
-        {
-            Err(error) if end => Err(self.told_end(error)),
-            result => result,
-        }
+        let call = async move {
+            match self
+                .retry(attempts, task, retryable, backoff, cancel, sleeper)
+                .await
+            {
+                Err(error) if end => Err(self.told_end(error)),
+                result => result,
+            }
+        };
+        call.await
     }
 
     /// The retry loop itself, for any outcome that knows its verdict.

@@ -581,6 +581,88 @@ fn r1_forgetting_unused_keys_keeps_every_breaker_in_use_and_every_one_with_somet
 }
 
 #[test]
+fn r1_a_key_no_lookup_asked_for_in_a_whole_period_is_forgotten_whatever_it_remembers() {
+    let registry = registry();
+    fail(&registry, "open");
+    fail(&registry, "open");
+    registry.breaker("busy").try_acquire().unwrap().success();
+    let held = registry.breaker("held");
+    assert_eq!(
+        registry.forget_idle(),
+        0,
+        "R1: every key was asked for in the first period, so none is forgotten (TODO(14))"
+    );
+    registry.breaker("busy");
+    assert_eq!(
+        registry.forget_idle(),
+        1,
+        "R1: a period later only \"busy\" was asked for again: the idle open breaker goes, the \
+         held one stays (TODO(14))"
+    );
+    assert_eq!(
+        registry.states(),
+        [
+            ("busy".to_owned(), State::Closed { failures: 0 }),
+            ("held".to_owned(), State::Closed { failures: 0 }),
+        ],
+        "R1: the breaker of \"open\" is forgotten with its open circuit (TODO(14))"
+    );
+    assert!(
+        Arc::ptr_eq(&held, &registry.breaker("held")),
+        "R1: however idle, a breaker someone holds stays the key's breaker (TODO(14))"
+    );
+    assert_eq!(
+        registry.breaker("open").state(),
+        State::Closed { failures: 0 },
+        "R1: a forgotten key comes back as a fresh, closed breaker"
+    );
+    drop(held);
+    assert_eq!(
+        registry.forget_idle(),
+        1,
+        "R1: \"busy\" went a whole period without a lookup; \"held\" and \"open\" were just \
+         asked for (TODO(14))"
+    );
+    assert_eq!(
+        registry.forget_idle(),
+        2,
+        "R1: a period later no one asked for them either, and no one holds them (TODO(14))"
+    );
+    assert!(registry.is_empty());
+}
+
+#[test]
+fn r1_however_lookups_and_idle_forgetting_interleave_a_key_never_has_two_live_breakers() {
+    guard(
+        "a lookup racing `forget_idle` did not end: TODO(14)",
+        Duration::from_secs(20),
+        || {
+            let registry = Arc::new(registry());
+            let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let forgetter = {
+                let (registry, stop) = (Arc::clone(&registry), Arc::clone(&stop));
+                thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        registry.forget_idle();
+                    }
+                })
+            };
+            for _ in 0..2_000 {
+                let held = registry.breaker("k");
+                registry.forget_idle();
+                registry.forget_idle();
+                assert!(
+                    Arc::ptr_eq(&held, &registry.breaker("k")),
+                    "R1: a breaker in use was forgotten however idle (TODO(14))"
+                );
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            forgetter.join().unwrap();
+        },
+    );
+}
+
+#[test]
 fn r1_however_lookups_and_forgetting_interleave_a_key_never_has_two_live_breakers() {
     guard(
         "a lookup racing `forget_unused` did not end: TODO(14)",

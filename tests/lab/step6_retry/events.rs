@@ -109,6 +109,7 @@ fn o4_a_sink_that_panics_as_an_attempt_starts_gives_the_attempt_back_unreported(
     );
     lab.trip();
     lab.advance(ms(10));
+    lab.told();
     let script = Script::new([Ok(1)]);
     let mut call = pin!(lab.call(1, &script).run());
     let caught = quietly(|| catch_unwind(AssertUnwindSafe(|| poll_once(call.as_mut()))));
@@ -122,5 +123,10 @@ fn o4_a_sink_that_panics_as_an_attempt_starts_gives_the_attempt_back_unreported(
         },
         "TODO(6): the probe never reached the dependency, so it goes back with no verdict \
          rather than as a failure (O4)"
+    );
+    assert_eq!(
+        lab.trace(),
+        ["OPEN -> HALF-OPEN g2", "admitted g2 probe", "attempt 1"],
+        "O4: the probe goes back untold, since the sink panicked on hearing it start (TODO(6))"
     );
 }
