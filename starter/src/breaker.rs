@@ -362,8 +362,8 @@ impl<C: Clock> RetryBreaker<C> {
         self.count_failure(generation)
     }
 
-    /// Records an outcome and tells the sink, if there is one, how it was
-    /// taken (O1).
+    /// Records a success or a failure (nothing else comes here) and tells
+    /// the sink, if there is one, how it was taken (O1).
     pub(crate) fn record_telling(&self, generation: Generation, verdict: Verdict) -> Recorded {
         let recorded = match verdict {
             Verdict::Success => self.count_success(generation),

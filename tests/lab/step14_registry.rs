@@ -599,8 +599,11 @@ fn r1_a_key_no_lookup_asked_for_in_a_whole_period_is_forgotten_whatever_it_remem
         "R1: a period later only \"busy\" was asked for again: the idle open breaker goes, the \
          held one stays (TODO(14))"
     );
+    // In any order: the listing's order is R3's business, checked on its own.
+    let mut kept = registry.states();
+    kept.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(
-        registry.states(),
+        kept,
         [
             ("busy".to_owned(), State::Closed { failures: 0 }),
             ("held".to_owned(), State::Closed { failures: 0 }),
