@@ -226,6 +226,67 @@ impl<C: Clock> RetryBreaker<C> {
         self.circuit().generation()
     }
 
+    // BEGIN SOLUTION ONLY: manual control, for operators (M1-M3)
+    /// Opens the circuit until [`close`](Self::close), for an operator who
+    /// knows the dependency is down or wants it left alone (M1).
+    ///
+    /// Every attempt is then refused as by an open circuit whose cooldown
+    /// never ends ([`Rejected::Open`] with [`Duration::MAX`] left), and no
+    /// probe is admitted however long it lasts. It is a transition in a new
+    /// generation even from OPEN, so an outcome admitted before is stale
+    /// and cannot close the circuit (M3); the hook and the event sink hear
+    /// it as any other, once the lock is released.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, Recorded, Rejected, RetryBreaker, State};
+    ///
+    /// let clock = ManualClock::new();
+    /// let breaker = RetryBreaker::new(3, Duration::from_secs(30), clock.clone())?;
+    /// let before = breaker.try_acquire()?;
+    ///
+    /// breaker.isolate();
+    /// clock.advance(Duration::from_secs(3600));
+    /// assert_eq!(breaker.state(), State::Open { remaining: Duration::MAX });
+    /// assert_eq!(breaker.try_acquire().unwrap_err(), Rejected::Open { remaining: Duration::MAX });
+    ///
+    /// assert_eq!(before.success(), Recorded::Stale); // the circuit stays isolated
+    /// breaker.close();
+    /// assert_eq!(breaker.state(), State::Closed { failures: 0 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    // Contract: M1, M3.
+    pub fn isolate(&self) {
+        self.update(|circuit, clock| circuit.isolate(clock.now()));
+    }
+
+    /// Closes the circuit whatever its state, as if it were new: no failure
+    /// counted, an empty window, no good probe yet (M2). This is also how
+    /// an isolation ends, and how an operator resets a breaker.
+    ///
+    /// It is a transition in a new generation even from CLOSED, so a
+    /// failure admitted before the reset cannot count towards the next
+    /// trip (M3).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, Recorded, RetryBreaker, State};
+    ///
+    /// let breaker = RetryBreaker::new(2, Duration::from_secs(30), ManualClock::new())?;
+    /// breaker.try_acquire()?.failure();
+    /// let before = breaker.try_acquire()?;
+    ///
+    /// breaker.close();
+    /// assert_eq!(before.failure(), Recorded::Stale);
+    /// assert_eq!(breaker.state(), State::Closed { failures: 0 });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    // Contract: M2, M3.
+    pub fn close(&self) {
+        self.update(|circuit, clock| circuit.close(clock.now()));
+    }
+    // END SOLUTION ONLY
+
     /// Consecutive failures that open the circuit.
     pub fn threshold(&self) -> u32 {
         self.circuit().threshold()

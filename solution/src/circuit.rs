@@ -294,6 +294,27 @@ impl Circuit {
         }
     }
 
+    // BEGIN SOLUTION ONLY: manual control, for operators (M1-M3)
+    /// Opens the circuit until [`close`](Self::close): a cooldown that never
+    /// ends, so no probe is ever admitted (M1). A new generation even when
+    /// already open, so that every attempt admitted before is stale (M3).
+    pub(crate) fn isolate(&mut self, now: Duration) {
+        self.enter(
+            Mode::Open {
+                until: Deadline::Never,
+            },
+            now,
+        );
+    }
+
+    /// Closes the circuit whatever its state, as a new circuit starts:
+    /// nothing counted, no good probe, an empty window (M2), in a new
+    /// generation (M3).
+    pub(crate) fn close(&mut self, now: Duration) {
+        self.enter(Mode::Closed { failures: 0 }, now);
+    }
+    // END SOLUTION ONLY
+
     /// Takes the transition made by the last operation, if any.
     pub(crate) fn take_transition(&mut self) -> Option<Transition> {
         self.transition.take()

@@ -1,8 +1,8 @@
 //! The event stream and its two adapters tell the same story (O6-O8): a
-//! registry of three breakers goes through trips, refusals, a stale outcome,
-//! a probe and a call that gives up, and the events its sink heard, the
-//! `tracing` events and the `metrics` counters must agree, key by key and
-//! kind by kind.
+//! registry of three breakers goes through trips, refusals, stale outcomes,
+//! a probe, an operator's isolation and a call that gives up, and the events
+//! its sink heard, the `tracing` events and the `metrics` counters must
+//! agree, key by key and kind by kind.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -95,8 +95,8 @@ fn o6_o7_o8_the_sink_the_traces_and_the_metrics_agree_key_by_key() {
         .collect::<Vec<_>>();
     assert_eq!(
         stale_told,
-        ["database"],
-        "B6: the slow success came back stale"
+        ["database", "database"],
+        "B6, M3: the slow success and the one out during the isolation came back stale"
     );
     let stale_traced = spy
         .events
@@ -108,7 +108,7 @@ fn o6_o7_o8_the_sink_the_traces_and_the_metrics_agree_key_by_key() {
         .collect::<Vec<_>>();
     assert_eq!(
         stale_traced,
-        ["database"],
+        ["database", "database"],
         "O7: the trace marks it stale=\"true\""
     );
     let stale_metered: u64 = meter
@@ -120,14 +120,17 @@ fn o6_o7_o8_the_sink_the_traces_and_the_metrics_agree_key_by_key() {
             count
         })
         .sum();
-    assert_eq!(stale_metered, 1, "O8: the counter labels it stale=\"true\"");
+    assert_eq!(
+        stale_metered, 2,
+        "O8: the counter labels them stale=\"true\""
+    );
 
     // The state gauge follows each breaker's last transition: search OPEN,
-    // database closed again after its probe, payments OPEN.
+    // database isolated after its probe closed it, payments OPEN.
     assert_eq!(
         meter.gauges(telemetry::STATE),
         BTreeMap::from([
-            ("database".to_owned(), 0.0),
+            ("database".to_owned(), 2.0),
             ("payments".to_owned(), 2.0),
             ("search".to_owned(), 2.0),
         ]),
@@ -463,6 +466,12 @@ fn story(registry: &Registry<String, ManualClock>, clock: &ManualClock) {
     clock.advance(Duration::from_millis(10));
     database.try_acquire().expect("the probe").success();
     drop(database.try_acquire().expect("CLOSED admits"));
+    // An operator takes the database out (M1) while one attempt is out: its
+    // success comes back stale (M3) and cannot close the isolated circuit.
+    let before = database.try_acquire().expect("CLOSED admits");
+    database.isolate();
+    let _stale = before.success();
+    assert!(database.try_acquire().is_err());
 
     let payments = registry.breaker("payments");
     let sleeper = ManualSleeper::new(clock.clone());
