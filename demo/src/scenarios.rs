@@ -374,10 +374,10 @@ impl Scenario {
                  stays closed, and only the orders caught in a burst wait for settlement."
             }
             Scenario::BurstWithoutBulkhead => {
-                "Twenty orders arrive at once while the gateway holds every request past the \
-                 deadline. A CLOSED circuit\nadmits everything until failures come back, so all \
-                 twenty requests reach the dead gateway before the\nbreaker has any evidence; \
-                 the threshold only stops the retries."
+                "Twenty orders arrive at once, one attempt each, while the gateway holds every \
+                 request past the deadline.\nA CLOSED circuit admits everything until failures \
+                 come back, so all twenty requests reach the dead\ngateway before the breaker \
+                 has any evidence; the circuit opens only once they have timed out."
             }
             Scenario::BurstWithBulkhead => {
                 "The same burst, through a breaker with room for 3 attempts in flight (as many \
@@ -408,6 +408,20 @@ impl Scenario {
         settings: Settings,
         cancel: CancellationToken,
     ) -> Result<ScenarioReport, DemoError> {
+        // A burst is about what the first attempts do, so each order makes
+        // one: a retry could otherwise slip in between the first failure and
+        // the one that opens the circuit, and how many did would depend on
+        // how quickly this machine hands twenty timeouts over.
+        let settings = match self {
+            Scenario::BurstWithoutBulkhead | Scenario::BurstWithBulkhead => Settings {
+                retry: RetryPolicy {
+                    attempts: 1,
+                    ..settings.retry
+                },
+                ..settings
+            },
+            _ => settings,
+        };
         let breaker = RetryBreaker::builder()
             .threshold(settings.breaker.threshold)
             .cooldown(settings.breaker.cooldown);

@@ -141,7 +141,7 @@ pub(crate) fn fresh_seed() -> u64 {
 /// `span * random / 2^64`, in integer arithmetic that cannot overflow: the
 /// largest `Duration` has fewer than 2^95 nanoseconds, so the top 32 bits
 /// of `random` leave room in a `u128`.
-fn fraction_of(span: Duration, random: u64) -> Duration {
+pub(crate) fn fraction_of(span: Duration, random: u64) -> Duration {
     // BEGIN TODO(5): span scaled by random / 2^64, without overflow (E8)
     let numerator = u128::from(random >> 32);
     // nanos <= span, so it always fits back into a Duration.
@@ -150,7 +150,7 @@ fn fraction_of(span: Duration, random: u64) -> Duration {
 }
 
 /// `SplitMix64` of the seed and attempt: a well-mixed, dependency-free hash.
-fn mix(seed: u64, attempt: u32) -> u64 {
+pub(crate) fn mix(seed: u64, attempt: u32) -> u64 {
     let mut z = seed
         .wrapping_add(u64::from(attempt).wrapping_mul(0x9E37_79B9_7F4A_7C15))
         .wrapping_add(0x9E37_79B9_7F4A_7C15);

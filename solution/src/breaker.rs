@@ -415,7 +415,19 @@ impl<C: Clock> RetryBreaker<C> {
     fn admit_locked(&self) -> Result<Permit<'_, C>, Rejected> {
         // END SOLUTION ONLY
         let (admitted, transition) = self.locked(Circuit::admit);
-        let permit = Permit::new(self, admitted?);
+        // BEGIN SOLUTION ONLY: a refusal may make a transition too: an overdue probe reopens the circuit (P1)
+        let generation = match admitted {
+            Ok(generation) => generation,
+            Err(rejection) => {
+                if let Some(transition) = transition {
+                    self.notify(&transition);
+                }
+                return Err(rejection);
+            }
+        };
+        let permit = Permit::new(self, generation);
+        // STARTER: let permit = Permit::new(self, admitted?);
+        // END SOLUTION ONLY
         if let Some(transition) = transition {
             // BEGIN TODO(4): a hook that panics here must not keep the probe slot (B11)
             // This admission made the attempt the probe. If the hook panics,

@@ -7,6 +7,9 @@ use crate::breaker::RetryBreaker;
 use crate::bulkhead::Bulkhead;
 use crate::circuit::Circuit;
 use crate::clock::Clock;
+// BEGIN SOLUTION ONLY: recovery settings beyond the lab
+use crate::cooldown::CooldownGrowth;
+// END SOLUTION ONLY
 use crate::error::ConfigError;
 use crate::window::{Window, WindowConfig};
 
@@ -43,6 +46,10 @@ pub struct Builder {
     success_threshold: u32,
     window: Option<WindowConfig>,
     max_in_flight: Option<u32>,
+    // BEGIN SOLUTION ONLY: recovery settings beyond the lab
+    growth: CooldownGrowth,
+    probe_timeout: Option<Duration>,
+    // END SOLUTION ONLY
 }
 
 impl RetryBreaker<()> {
@@ -55,6 +62,10 @@ impl RetryBreaker<()> {
             success_threshold: 1,
             window: None,
             max_in_flight: None,
+            // BEGIN SOLUTION ONLY: recovery settings beyond the lab
+            growth: CooldownGrowth::constant(),
+            probe_timeout: None,
+            // END SOLUTION ONLY
         }
     }
 }
@@ -114,14 +125,60 @@ impl Builder {
         self
     }
 
+    // BEGIN SOLUTION ONLY: recovery settings beyond the lab
+    /// How long each opening lasts: the cooldown every time (the default),
+    /// or growing at each reopening without a close in between (G1-G4; see
+    /// [`CooldownGrowth`]).
+    pub fn cooldown_growth(mut self, growth: CooldownGrowth) -> Self {
+        self.growth = growth;
+        self
+    }
+
+    /// The longest a HALF-OPEN probe may run (P1-P3). A probe that has not
+    /// reported `timeout` after its admission is overdue: the first
+    /// admission request from then on counts it as a failed probe, so the
+    /// circuit reopens and that request is refused, and the probe's own
+    /// outcome, whenever it comes, is stale. No limit unless set.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, Recorded, Rejected, RetryBreaker};
+    ///
+    /// let clock = ManualClock::new();
+    /// let breaker = RetryBreaker::builder()
+    ///     .threshold(1)
+    ///     .cooldown(Duration::from_secs(30))
+    ///     .probe_timeout(Duration::from_secs(5))
+    ///     .build(clock.clone())?;
+    /// breaker.try_acquire()?.failure();
+    /// clock.advance(Duration::from_secs(30));
+    /// let probe = breaker.try_acquire()?; // hangs
+    ///
+    /// clock.advance(Duration::from_secs(5));
+    /// let refused = breaker.try_acquire().unwrap_err();
+    /// assert_eq!(refused, Rejected::Open { remaining: Duration::from_secs(30) });
+    /// assert_eq!(probe.success(), Recorded::Stale);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = Some(timeout);
+        self
+    }
+    // END SOLUTION ONLY
+
     /// The breaker, closed, with `clock` as its time. Everything it needs is
     /// allocated here, so recording verdicts never allocates.
     ///
     /// # Errors
     ///
     /// A [`ConfigError`] naming the first setting that cannot work: a zero
-    /// threshold or success threshold, a window that could never open, or a
-    /// bulkhead with no room.
+    // BEGIN SOLUTION ONLY: recovery settings beyond the lab
+    /// threshold or success threshold, a window that could never open, a
+    /// bulkhead with no room, a growing cooldown capped below the cooldown,
+    /// or a probe timeout of zero.
+    // STARTER: /// threshold or success threshold, a window that could never open, or a
+    // STARTER: /// bulkhead with no room.
+    // END SOLUTION ONLY
     pub fn build<C: Clock>(self, clock: C) -> Result<RetryBreaker<C>, ConfigError> {
         if self.threshold == 0 {
             return Err(ConfigError::ZeroThreshold);
@@ -145,6 +202,12 @@ impl Builder {
         };
         let circuit =
             Circuit::new(self.threshold, self.cooldown).with_modes(self.success_threshold, window);
+        // BEGIN SOLUTION ONLY: recovery settings beyond the lab
+        if self.probe_timeout == Some(Duration::ZERO) {
+            return Err(ConfigError::ZeroProbeTimeout);
+        }
+        let circuit = circuit.with_recovery(self.growth.check(self.cooldown)?, self.probe_timeout);
+        // END SOLUTION ONLY
         Ok(RetryBreaker::from_circuit(circuit, clock, bulkhead))
     }
 }

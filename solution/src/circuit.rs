@@ -13,6 +13,9 @@
 use std::time::Duration;
 
 use crate::clock::Clock;
+// BEGIN SOLUTION ONLY: recovery settings beyond the lab
+use crate::cooldown::CooldownGrowth;
+// END SOLUTION ONLY
 use crate::deadline::Deadline;
 use crate::error::Rejected;
 use crate::state::{Phase, State};
@@ -57,6 +60,16 @@ pub(crate) struct Circuit {
     /// The transition made by the last operation, waiting to be handed to the
     /// hook once the lock is released.
     transition: Option<Transition>,
+    // BEGIN SOLUTION ONLY: recovery settings beyond the lab
+    /// How long each opening lasts (G1-G3).
+    growth: CooldownGrowth,
+    /// Openings since the circuit last closed, this one included (G2).
+    openings: u32,
+    /// The longest a probe may run before it counts as failed (P1).
+    probe_timeout: Option<Duration>,
+    /// When the probe in flight runs out of time, with a probe timeout.
+    probe_due: Deadline,
+    // END SOLUTION ONLY
 }
 
 impl Circuit {
@@ -71,6 +84,12 @@ impl Circuit {
             window: None,
             generation: Generation::default(),
             transition: None,
+            // BEGIN SOLUTION ONLY: recovery settings beyond the lab
+            growth: CooldownGrowth::constant(),
+            openings: 0,
+            probe_timeout: None,
+            probe_due: Deadline::Never,
+            // END SOLUTION ONLY
         }
     }
 
@@ -82,6 +101,21 @@ impl Circuit {
         self.window = window;
         self
     }
+
+    // BEGIN SOLUTION ONLY: recovery settings beyond the lab
+    /// How long each opening lasts (G1-G3) and how long a probe may run
+    /// (P1), already checked. The defaults, a constant cooldown and no
+    /// limit, are the lab's.
+    pub(crate) fn with_recovery(
+        mut self,
+        growth: CooldownGrowth,
+        probe_timeout: Option<Duration>,
+    ) -> Self {
+        self.growth = growth;
+        self.probe_timeout = probe_timeout;
+        self
+    }
+    // END SOLUTION ONLY
 
     pub(crate) fn success_threshold(&self) -> u32 {
         self.success_threshold
@@ -140,6 +174,48 @@ impl Circuit {
     /// The clock is read only when the circuit is open: admitting an attempt
     /// into a closed circuit needs no time at all.
     pub(crate) fn admit(&mut self, clock: &impl Clock) -> Result<Generation, Rejected> {
+        // BEGIN SOLUTION ONLY: a probe that overruns its time counts as failed (P1-P3)
+        if let Some(timeout) = self.probe_timeout {
+            return self.admit_timed(timeout, clock);
+        }
+        // END SOLUTION ONLY
+        self.admit_by_the_rules(clock)
+    }
+
+    // BEGIN SOLUTION ONLY: a probe that overruns its time counts as failed (P1-P3)
+    /// `admit` with a probe timeout. One clock reading decides, taken before
+    /// anything changes, so a clock that panics finds the circuit as it was
+    /// (B12).
+    fn admit_timed(
+        &mut self,
+        timeout: Duration,
+        clock: &impl Clock,
+    ) -> Result<Generation, Rejected> {
+        if let Mode::Closed { .. } = self.mode {
+            return Ok(self.generation);
+        }
+        let now = clock.now();
+        if self.mode == (Mode::HalfOpen { probe_out: true }) && self.probe_due.has_passed(now) {
+            // The probe is overdue: a failure, noticed now (P1). The trip
+            // starts a new generation, which fences off its late outcome
+            // (P2), and this attempt is refused by the reopened circuit.
+            self.trip(now);
+            let left = self
+                .open_until()
+                .map_or(Duration::ZERO, |until| until.remaining(now));
+            return Err(Rejected::Open { remaining: left });
+        }
+        let admitted = self.admit_by_the_rules(&Reading(now))?;
+        if self.mode == (Mode::HalfOpen { probe_out: true }) {
+            // Admitted in HALF-OPEN: this attempt is the probe.
+            self.probe_due = Deadline::after(now, timeout);
+        }
+        Ok(admitted)
+    }
+    // END SOLUTION ONLY
+
+    /// The lab's admission rules (B3-B5).
+    fn admit_by_the_rules(&mut self, clock: &impl Clock) -> Result<Generation, Rejected> {
         match self.mode {
             Mode::Closed { .. } => Ok(self.generation),
             Mode::Open { until } => {
@@ -330,8 +406,12 @@ impl Circuit {
 
     /// Opens the circuit for one cooldown starting `now`.
     fn trip(&mut self, now: Duration) {
+        // BEGIN SOLUTION ONLY: a growing cooldown (G1-G3)
+        self.openings = self.openings.saturating_add(1);
+        let cooldown = self.growth.length(self.cooldown, self.openings);
+        // END SOLUTION ONLY
         // BEGIN TODO(1): open until now + cooldown: a transition (B2)
-        let until = Deadline::after(now, self.cooldown);
+        let until = Deadline::after(now, cooldown);
         self.enter(Mode::Open { until }, now);
         // END TODO
     }
@@ -360,8 +440,24 @@ impl Circuit {
         }
         // STARTER:
         // END TODO
+        // BEGIN SOLUTION ONLY: a close starts the cooldown's growth over (G2)
+        if let Mode::Closed { .. } = mode {
+            self.openings = 0;
+        }
+        // END SOLUTION ONLY
     }
 }
+
+// BEGIN SOLUTION ONLY: a probe that overruns its time counts as failed (P1-P3)
+/// One clock reading, for the rules that read the clock again.
+struct Reading(Duration);
+
+impl Clock for Reading {
+    fn now(&self) -> Duration {
+        self.0
+    }
+}
+// END SOLUTION ONLY
 
 fn phase(mode: Mode) -> Phase {
     match mode {

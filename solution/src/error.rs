@@ -69,6 +69,25 @@ pub enum ConfigError {
         /// The window asked for.
         window: Duration,
     },
+    // BEGIN SOLUTION ONLY: the solution's recovery settings (G4, P3)
+    /// A growing cooldown capped below the cooldown itself would shorten
+    /// the very first opening (G4).
+    #[error(
+        "a growing cooldown's cap must be at least the cooldown ({cooldown:?}), or the first opening would be cut short; got {cap:?}"
+    )]
+    CapBelowCooldown {
+        /// The cap asked for.
+        cap: Duration,
+        /// The breaker's cooldown.
+        cooldown: Duration,
+    },
+    /// A probe timeout of 0 would call every probe overdue as it starts
+    /// (P3).
+    #[error(
+        "a probe timeout must be longer than 0: with 0 every probe would be overdue as soon as it was admitted"
+    )]
+    ZeroProbeTimeout,
+    // END SOLUTION ONLY
 }
 
 /// The breaker refused to admit an attempt. The dependency was not called.

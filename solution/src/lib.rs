@@ -76,6 +76,9 @@ mod builder;
 mod bulkhead;
 mod circuit;
 mod clock;
+// BEGIN SOLUTION ONLY: a growing cooldown needs the solution's circuit
+mod cooldown;
+// END SOLUTION ONLY
 mod deadline;
 mod error;
 mod event;
@@ -115,6 +118,9 @@ pub use circuit::Recorded;
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
+// BEGIN SOLUTION ONLY: a growing cooldown needs the solution's circuit
+pub use cooldown::CooldownGrowth;
+// END SOLUTION ONLY
 pub use error::{ConfigError, ErasedError, ExecuteError, GaveUp, Rejected};
 pub use event::Event;
 #[cfg(feature = "tower")]

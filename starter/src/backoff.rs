@@ -141,13 +141,13 @@ pub(crate) fn fresh_seed() -> u64 {
 /// of `random` leave room in a `u128`.
 // (Generated: the TODO below leaves names unused until it is done.)
 #[allow(unused_variables, unused_mut, unreachable_code)]
-fn fraction_of(span: Duration, random: u64) -> Duration {
+pub(crate) fn fraction_of(span: Duration, random: u64) -> Duration {
     // TODO(5): span scaled by random / 2^64, without overflow (E8)
     todo!("TODO(5): span scaled by random / 2^64, without overflow (E8); see LAB.md, step 5")
 }
 
 /// `SplitMix64` of the seed and attempt: a well-mixed, dependency-free hash.
-fn mix(seed: u64, attempt: u32) -> u64 {
+pub(crate) fn mix(seed: u64, attempt: u32) -> u64 {
     let mut z = seed
         .wrapping_add(u64::from(attempt).wrapping_mul(0x9E37_79B9_7F4A_7C15))
         .wrapping_add(0x9E37_79B9_7F4A_7C15);

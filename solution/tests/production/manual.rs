@@ -4,44 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use retry_breaker_solution::{
-    Clock, Event, ManualClock, Phase, Recorded, Registry, Rejected, RetryBreaker, State,
-    Transition, WindowConfig,
+    Event, ManualClock, Phase, Recorded, Registry, RetryBreaker, State, WindowConfig,
 };
 
-const COOLDOWN: Duration = Duration::from_secs(30);
-const TEN_YEARS: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
-const ISOLATED: State = State::Open {
-    remaining: Duration::MAX,
-};
-const REFUSED_FOR_GOOD: Rejected = Rejected::Open {
-    remaining: Duration::MAX,
-};
-
-type Heard = Arc<Mutex<Vec<Transition>>>;
-
-/// A breaker on a manual clock whose hook keeps every transition.
-fn heard_breaker(threshold: u32) -> (RetryBreaker<ManualClock>, ManualClock, Heard) {
-    let clock = ManualClock::new();
-    let heard = Heard::default();
-    let log = Arc::clone(&heard);
-    let breaker = RetryBreaker::new(threshold, COOLDOWN, clock.clone())
-        .expect("valid settings")
-        .with_transition_hook(move |t| log.lock().unwrap().push(*t));
-    (breaker, clock, heard)
-}
-
-fn moves(heard: &Heard) -> Vec<(Phase, Phase, u64)> {
-    let heard = heard.lock().unwrap();
-    heard
-        .iter()
-        .map(|t| (t.from, t.to, t.generation.get()))
-        .collect()
-}
+use crate::{Breaking, COOLDOWN, ISOLATED, REFUSED_FOR_GOOD, TEN_YEARS, heard_breaker, moves};
 
 #[test]
 fn m1_an_isolated_breaker_refuses_every_attempt_however_long_it_waits() {
@@ -230,30 +201,19 @@ fn m3_a_hook_that_panics_reaches_the_operator_with_the_isolation_made() {
     assert_eq!(breaker.try_acquire().unwrap_err(), REFUSED_FOR_GOOD);
 }
 
-/// A clock that panics once asked to, as a user's clock may.
-#[derive(Default)]
-struct Breaking(AtomicBool);
-
-impl Clock for &Breaking {
-    fn now(&self) -> Duration {
-        assert!(!self.0.load(Ordering::SeqCst), "the clock broke");
-        Duration::ZERO
-    }
-}
-
 #[test]
 fn m1_m2_a_clock_that_panics_leaves_the_circuit_as_it_was() {
     let clock = Breaking::default();
     let breaker = RetryBreaker::new(3, COOLDOWN, &clock).expect("valid settings");
     breaker.try_acquire().unwrap().failure();
-    clock.0.store(true, Ordering::SeqCst);
+    clock.broken.store(true, Ordering::SeqCst);
 
     for operation in [RetryBreaker::isolate, RetryBreaker::close] {
         let caught = panic::catch_unwind(AssertUnwindSafe(|| operation(&breaker)));
         assert!(caught.is_err(), "the clock's panic reaches the caller");
         assert_eq!(breaker.generation().get(), 0);
     }
-    clock.0.store(false, Ordering::SeqCst);
+    clock.broken.store(false, Ordering::SeqCst);
     assert_eq!(breaker.state(), State::Closed { failures: 1 });
 }
 
