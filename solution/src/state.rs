@@ -55,8 +55,10 @@ impl State {
 impl fmt::Display for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            State::Closed { failures: 1 } => f.write_str("CLOSED (1 consecutive failure)"),
-            State::Closed { failures } => write!(f, "CLOSED ({failures} consecutive failures)"),
+            // A state does not know its breaker's mode: the breaker's own
+            // Display says whether the count is a run or a window's.
+            State::Closed { failures: 1 } => f.write_str("CLOSED (1 failure counted)"),
+            State::Closed { failures } => write!(f, "CLOSED ({failures} failures counted)"),
             State::Open { remaining } => write!(f, "OPEN ({remaining:?} left)"),
             State::HalfOpen {
                 probe_in_flight: true,
@@ -68,27 +70,37 @@ impl fmt::Display for State {
     }
 }
 
-/// The breaker's state in a few words, in the breaker's own terms: in
-/// window mode CLOSED counts the failures in the window (W1), and a
-/// success threshold above 1 is named while HALF-OPEN (S1). In consecutive
-/// mode with one good probe to close, it reads as its [`State`] does.
+/// The breaker's state in a few words, in the breaker's own terms: CLOSED
+/// counts a run of consecutive failures, or in window mode the failures in
+/// the window (W1), and a success threshold above 1 is named while
+/// HALF-OPEN (S1). Otherwise it reads as its [`State`] does.
 ///
 /// ```
 /// use std::time::Duration;
 /// use retry_breaker_solution::{ManualClock, RetryBreaker, WindowConfig};
 ///
-/// let breaker = RetryBreaker::builder()
+/// let consecutive = RetryBreaker::new(3, Duration::from_secs(5), ManualClock::new())?;
+/// consecutive.try_acquire()?.failure();
+/// assert_eq!(consecutive.to_string(), "CLOSED (1 consecutive failure)");
+///
+/// let windowed = RetryBreaker::builder()
 ///     .window(WindowConfig::new(10, 10, 0.5))
 ///     .build(ManualClock::new())?;
-/// breaker.try_acquire()?.failure();
-/// breaker.try_acquire()?.success();
-/// assert_eq!(breaker.to_string(), "CLOSED (1 failure in a window of 10)");
+/// windowed.try_acquire()?.failure();
+/// windowed.try_acquire()?.success();
+/// assert_eq!(windowed.to_string(), "CLOSED (1 failure in a window of 10)");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 impl<C: Clock> fmt::Display for RetryBreaker<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.state();
         match (state, self.window(), self.success_threshold()) {
+            (State::Closed { failures: 1 }, None, _) => {
+                f.write_str("CLOSED (1 consecutive failure)")
+            }
+            (State::Closed { failures }, None, _) => {
+                write!(f, "CLOSED ({failures} consecutive failures)")
+            }
             (State::Closed { failures: 1 }, Some(window), _) => {
                 write!(f, "CLOSED (1 failure in a window of {})", window.size)
             }

@@ -50,10 +50,8 @@ fn backoff(attempt: u32) -> Duration {
 
 /// Writes down what `who`'s call returned, and the state it left.
 fn log_return<T: Debug>(lab: &Lab, who: &'static str, result: &Result<T, ExecuteError<Fault>>) {
-    lab.timeline.log(
-        who,
-        format!("returns {} | {}", show(result), lab.breaker.state()),
-    );
+    lab.timeline
+        .log(who, format!("returns {} | {}", show(result), lab.breaker));
 }
 
 /// One call of `execute` by `who`, every attempt and sleep of it traced on
@@ -202,10 +200,8 @@ fn worked_example_end_to_end() {
             poll_once(probe.as_mut()).is_pending(),
             "steps 1-8: the call must still be waiting at this point"
         );
-        lab.timeline.log(
-            "call 9",
-            format!("admitted as the probe | {}", lab.breaker.state()),
-        );
+        lab.timeline
+            .log("call 9", format!("admitted as the probe | {}", lab.breaker));
         late_release.cancel();
         let result = finish(late.as_mut());
         lab.timeline.log(
@@ -213,7 +209,7 @@ fn worked_example_end_to_end() {
             format!(
                 "returns {} (stale: admitted in g3) | {}",
                 show(&result),
-                lab.breaker.state()
+                lab.breaker
             ),
         );
         assert_state!(
@@ -249,8 +245,7 @@ fn worked_example_step_4_had_the_probe_failed() {
             "OPEN until t=20"
         );
         lab.advance(ms(9));
-        lab.timeline
-            .log("--", format!("at t=19: {}", lab.breaker.state()));
+        lab.timeline.log("--", format!("at t=19: {}", lab.breaker));
         lab.timeline.render()
     });
     insta::assert_snapshot!("worked_example_failed_probe", trace);

@@ -158,13 +158,15 @@ fn every_error_message_is_a_sentence_about_what_happened() {
 
 #[test]
 fn states_phases_and_transitions_print_for_humans() {
+    // A state does not know its breaker's mode, so it says "counted"; the
+    // breaker says "consecutive" or "in a window".
     assert_eq!(
         State::Closed { failures: 1 }.to_string(),
-        "CLOSED (1 consecutive failure)"
+        "CLOSED (1 failure counted)"
     );
     assert_eq!(
         State::Closed { failures: 2 }.to_string(),
-        "CLOSED (2 consecutive failures)"
+        "CLOSED (2 failures counted)"
     );
     assert_eq!(
         State::Open { remaining: ms(3) }.to_string(),

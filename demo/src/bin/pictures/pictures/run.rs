@@ -70,7 +70,7 @@ impl Run {
 
     /// The breaker's state, as the lab prints it.
     pub fn state(&self) -> String {
-        self.breaker.state().to_string()
+        self.breaker.to_string()
     }
 
     /// Every transition so far: (from, to, when).
