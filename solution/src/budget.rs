@@ -13,11 +13,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::error::ConfigError;
-
-/// How many slots the window is kept in. A call or a retry counts for as
-/// long as its slot is in the window, so it ages out at most one slot's
-/// length early (Q3): a tenth of the window, for a fixed cost per call.
-const SLOTS: usize = 10;
+use crate::slots::Slots;
 
 /// Retries allowed as a share of recent calls, shared by every call that
 /// holds the budget (usually through an `Arc`, in a
@@ -47,30 +43,13 @@ const SLOTS: usize = 10;
 /// ```
 pub struct RetryBudget {
     window: Duration,
-    /// One slot's length in nanoseconds: a tenth of the window, rounded down.
-    slot: u128,
     /// The retries allowed in any window with no calls at all.
     floor: u64,
     percent: u32,
-    ledger: Mutex<Ledger>,
-}
-
-/// The calls and retries of the slots in the window, newest last in turn.
-#[derive(Debug, Default)]
-struct Ledger {
-    /// The number of the newest slot seen: the time of the latest deposit or
-    /// withdrawal, divided by the slot's length.
-    newest: u128,
-    slots: [Slot; SLOTS],
-    /// The sums over `slots`, kept so that no operation adds them up.
-    calls: u64,
-    retries: u64,
-}
-
-#[derive(Debug, Default, Clone, Copy)]
-struct Slot {
-    calls: u64,
-    retries: u64,
+    /// The calls (events) and retries (marks) of the last `window`, in ten
+    /// slots: a call or a retry ages out at most a tenth of the window
+    /// early (Q3), for a fixed cost per call.
+    ledger: Mutex<Slots>,
 }
 
 impl RetryBudget {
@@ -85,17 +64,15 @@ impl RetryBudget {
     /// [`ConfigError::BudgetWindowTooShort`] for a window under 10 ns: it is
     /// kept in 10 slots, and a slot cannot be shorter than a nanosecond (Q5).
     pub fn new(window: Duration, min_per_second: u32, percent: u32) -> Result<Self, ConfigError> {
-        let slot = window.as_nanos() / SLOTS as u128;
-        if slot == 0 {
+        let Some(slots) = Slots::over(window) else {
             return Err(ConfigError::BudgetWindowTooShort { window });
-        }
+        };
         let floor = u128::from(min_per_second) * window.as_nanos() / 1_000_000_000;
         Ok(RetryBudget {
             window,
-            slot,
             floor: u64::try_from(floor).unwrap_or(u64::MAX),
             percent,
-            ledger: Mutex::default(),
+            ledger: Mutex::new(slots),
         })
     }
 
@@ -107,10 +84,7 @@ impl RetryBudget {
 
     /// Counts a call that made its first attempt at `now` (Q1).
     pub fn deposit(&self, now: Duration) {
-        let mut ledger = self.ledger_at(now);
-        let slot = ledger.newest_slot();
-        slot.calls = slot.calls.saturating_add(1);
-        ledger.calls = ledger.calls.saturating_add(1);
+        self.ledger_at(now).count(false);
     }
 
     /// Spends one retry at `now` if the window has one left, and says
@@ -119,19 +93,19 @@ impl RetryBudget {
     #[must_use = "a retry the budget refused must not be made"]
     pub fn withdraw(&self, now: Duration) -> bool {
         let mut ledger = self.ledger_at(now);
-        if ledger.retries >= self.allowed(ledger.calls) {
+        let sum = ledger.sum();
+        if sum.marked >= self.allowed(sum.events) {
             return false;
         }
-        ledger.newest_slot().retries += 1;
-        ledger.retries += 1;
+        ledger.mark();
         true
     }
 
     /// How many retries the window has left at `now`.
     #[must_use]
     pub fn available(&self, now: Duration) -> u64 {
-        let ledger = self.ledger_at(now);
-        self.allowed(ledger.calls).saturating_sub(ledger.retries)
+        let sum = self.ledger_at(now).sum();
+        self.allowed(sum.events).saturating_sub(sum.marked)
     }
 
     /// The retries that `calls` calls in the window allow, floor included.
@@ -142,54 +116,28 @@ impl RetryBudget {
     }
 
     /// The ledger with every slot that has left the window by `now` emptied.
-    fn ledger_at(&self, now: Duration) -> std::sync::MutexGuard<'_, Ledger> {
+    fn ledger_at(&self, now: Duration) -> std::sync::MutexGuard<'_, Slots> {
         // Nothing here can panic while the lock is held, so a poisoned lock
         // still holds consistent counts.
         let mut ledger = self.ledger.lock().unwrap_or_else(PoisonError::into_inner);
-        ledger.move_to(now.as_nanos() / self.slot);
+        ledger.advance_to(now);
         ledger
-    }
-}
-
-impl Ledger {
-    /// Makes `slot` the newest, emptying the slots it pushes out of the
-    /// window. An earlier slot (a reading from before the newest one) counts
-    /// as the newest: the clock never goes back, but two callers may read it
-    /// in one order and lock the ledger in the other.
-    fn move_to(&mut self, slot: u128) {
-        // Every slot after the newest up to `slot` is new: none if `slot` is
-        // not later, and at most all of them, however long nothing happened.
-        let fresh = slot.saturating_sub(self.newest).min(SLOTS as u128);
-        for step in 0..fresh {
-            let index = Self::index(slot - step);
-            let gone = std::mem::take(&mut self.slots[index]);
-            // Saturating, as the sums are: a sum stuck at u64::MAX is below
-            // the sum of its slots.
-            self.calls = self.calls.saturating_sub(gone.calls);
-            self.retries = self.retries.saturating_sub(gone.retries);
-        }
-        self.newest = self.newest.max(slot);
-    }
-
-    fn newest_slot(&mut self) -> &mut Slot {
-        &mut self.slots[Self::index(self.newest)]
-    }
-
-    fn index(slot: u128) -> usize {
-        // The remainder is below SLOTS, so it fits.
-        (slot % SLOTS as u128) as usize
     }
 }
 
 impl fmt::Debug for RetryBudget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ledger = self.ledger.lock().unwrap_or_else(PoisonError::into_inner);
+        let sum = self
+            .ledger
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sum();
         f.debug_struct("RetryBudget")
             .field("window", &self.window)
             .field("floor", &self.floor)
             .field("percent", &self.percent)
-            .field("calls", &ledger.calls)
-            .field("retries", &ledger.retries)
+            .field("calls", &sum.events)
+            .field("retries", &sum.marked)
             .finish()
     }
 }

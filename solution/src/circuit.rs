@@ -255,6 +255,7 @@ impl Circuit {
             // The clock first: a clock that panics must find nothing changed
             // (B12).
             let now = clock.now();
+            window.advance_to(now);
             window.record(false);
             // A success lowers the share, but it may be the verdict that
             // brings the window to its minimum: the rule is checked after
@@ -312,6 +313,7 @@ impl Circuit {
         // BEGIN TODO(13): in window mode, a failure in CLOSED enters the window, and the window decides (W1)
         if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
             let now = clock.now();
+            window.advance_to(now);
             window.record(true);
             if window.trips() {
                 self.trip(now);

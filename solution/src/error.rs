@@ -87,6 +87,15 @@ pub enum ConfigError {
         "a probe timeout must be longer than 0: with 0 every probe would be overdue as soon as it was admitted"
     )]
     ZeroProbeTimeout,
+    /// A time-based window shorter than 10 ns cannot be kept in its 10
+    /// slots (T4).
+    #[error(
+        "a time-based window must be at least 10 ns long, as it is kept in 10 slots of at least 1 ns; got {period:?}"
+    )]
+    WindowPeriodTooShort {
+        /// The period asked for.
+        period: Duration,
+    },
     // END SOLUTION ONLY
 }
 

@@ -96,6 +96,7 @@ mod send_sleeper;
 mod shortcut;
 // END SOLUTION ONLY
 mod sleeper;
+mod slots;
 mod state;
 // BEGIN SOLUTION ONLY: the fast path's primitives, swapped for loom's under `--cfg loom`
 mod sync;

@@ -279,14 +279,8 @@ mod tests {
     #[test]
     fn in_window_mode_a_success_always_asks_the_circuit() {
         use crate::window::{Window, WindowConfig};
-        let circuit = Circuit::new(1, Duration::from_secs(1)).with_modes(
-            1,
-            Some(Window::new(WindowConfig {
-                size: 4,
-                minimum: 2,
-                failure_rate: 0.5,
-            })),
-        );
+        let circuit = Circuit::new(1, Duration::from_secs(1))
+            .with_modes(1, Some(Window::new(WindowConfig::new(4, 2, 0.5))));
         let shortcut = ClosedShortcut::new();
         shortcut.refresh(&circuit);
         let first = circuit.generation();

@@ -101,6 +101,16 @@ impl<C: Clock> fmt::Display for RetryBreaker<C> {
             (State::Closed { failures }, None, _) => {
                 write!(f, "CLOSED ({failures} consecutive failures)")
             }
+            // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+            (State::Closed { failures }, Some(window), _) if window.period.is_some() => {
+                let period = window.period.unwrap_or_default();
+                let plural = if failures == 1 { "" } else { "s" };
+                write!(
+                    f,
+                    "CLOSED ({failures} failure{plural} in the last {period:?})"
+                )
+            }
+            // END SOLUTION ONLY
             (State::Closed { failures: 1 }, Some(window), _) => {
                 write!(f, "CLOSED (1 failure in a window of {})", window.size)
             }

@@ -3,6 +3,10 @@
 //! built.
 
 use crate::error::ConfigError;
+// BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+use crate::slots::Slots;
+use std::time::Duration;
+// END SOLUTION ONLY
 
 /// When a breaker in window mode opens: over the last `size` counted
 /// attempts, once at least `minimum` of them are in the window and the
@@ -31,6 +35,11 @@ pub struct WindowConfig {
     pub minimum: u32,
     /// The share of failures, in (0, 1], that opens the circuit (r).
     pub failure_rate: f64,
+    // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+    /// For a time-based window, the stretch of time it holds the verdicts
+    /// of (T1); `size` is then 0. `None` for a window of the last `size`.
+    pub period: Option<Duration>,
+    // END SOLUTION ONLY
 }
 
 impl WindowConfig {
@@ -43,11 +52,75 @@ impl WindowConfig {
             size,
             minimum,
             failure_rate,
+            // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+            period: None,
+            // END SOLUTION ONLY
         }
     }
 
+    // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+    /// A window of the verdicts counted in the last `period` on the
+    /// breaker's clock (T1), as resilience4j's time-based window and Polly's
+    /// sampling duration: it opens the circuit once it holds at least
+    /// `minimum` verdicts and the share of failures among them is at least
+    /// `failure_rate` (T2).
+    ///
+    /// The period is kept in 10 slots, so a verdict leaves the window
+    /// between nine tenths of the period and the period after it was
+    /// counted; each verdict costs O(1) and nothing is allocated after the
+    /// breaker is built (T3).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, RetryBreaker, State, WindowConfig};
+    ///
+    /// let clock = ManualClock::new();
+    /// let breaker = RetryBreaker::builder()
+    ///     .window(WindowConfig::timed(Duration::from_secs(10), 4, 0.5))
+    ///     .build(clock.clone())?;
+    /// breaker.try_acquire()?.failure();
+    /// breaker.try_acquire()?.failure();
+    /// clock.advance(Duration::from_secs(10)); // both have left the window
+    /// breaker.try_acquire()?.failure();
+    /// breaker.try_acquire()?.success();
+    /// breaker.try_acquire()?.success();
+    /// breaker.try_acquire()?.failure();
+    /// assert!(matches!(breaker.state(), State::Open { .. }), "2 of 4 in the last 10 s");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub const fn timed(period: Duration, minimum: u32, failure_rate: f64) -> Self {
+        WindowConfig {
+            size: 0,
+            minimum,
+            failure_rate,
+            period: Some(period),
+        }
+    }
+
+    /// Checks that a time-based window can work (T4): a period of at least
+    /// 10 ns (one per slot), a minimum of at least 1, a rate in (0, 1].
+    fn check_timed(&self, period: Duration) -> Result<(), ConfigError> {
+        if Slots::over(period).is_none() {
+            return Err(ConfigError::WindowPeriodTooShort { period });
+        }
+        if self.minimum == 0 {
+            return Err(ConfigError::ZeroMinimum);
+        }
+        if !(self.failure_rate > 0.0 && self.failure_rate <= 1.0) {
+            return Err(ConfigError::FailureRateOutOfRange);
+        }
+        Ok(())
+    }
+    // END SOLUTION ONLY
+
     /// Checks that the window can work (W3).
     pub(crate) fn check(&self) -> Result<(), ConfigError> {
+        // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+        if let Some(period) = self.period {
+            return self.check_timed(period);
+        }
+        // END SOLUTION ONLY
         // BEGIN TODO(13): refuse N = 0, m = 0, m > N, and r outside (0, 1] or NaN (W3)
         if self.size == 0 {
             return Err(ConfigError::EmptyWindow);
@@ -83,6 +156,11 @@ pub(crate) struct Window {
     next: usize,
     len: u32,
     failures: u32,
+    // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+    /// For a time-based window, its verdicts (events) and failures (marks)
+    /// per slot of time; `len` and `failures` are then their sums.
+    timed: Option<Slots>,
+    // END SOLUTION ONLY
 }
 
 impl Window {
@@ -94,8 +172,31 @@ impl Window {
             next: 0,
             len: 0,
             failures: 0,
+            // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+            timed: config.period.and_then(Slots::over),
+            // END SOLUTION ONLY
         }
     }
+
+    // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+    /// Lets the verdicts older than the period leave a time-based window,
+    /// as of `now`; a window of the last N has no time to follow.
+    pub(crate) fn advance_to(&mut self, now: Duration) {
+        if let Some(slots) = self.timed.as_mut() {
+            slots.advance_to(now);
+            let sum = slots.sum();
+            self.sync_with(sum);
+        }
+    }
+
+    /// `len` and `failures` from a time-based window's sums, so that the
+    /// rest reads them as for a window of the last N. Past `u32::MAX`
+    /// verdicts in one period they saturate.
+    fn sync_with(&mut self, sum: crate::slots::Tally) {
+        self.len = u32::try_from(sum.events).unwrap_or(u32::MAX);
+        self.failures = u32::try_from(sum.marked).unwrap_or(u32::MAX);
+    }
+    // END SOLUTION ONLY
 
     pub(crate) fn config(&self) -> WindowConfig {
         self.config
@@ -109,6 +210,14 @@ impl Window {
     /// Adds one verdict, pushing out the oldest when the window is full:
     /// O(1), and no allocation (W3).
     pub(crate) fn record(&mut self, failed: bool) {
+        // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+        if let Some(slots) = self.timed.as_mut() {
+            slots.count(failed);
+            let sum = slots.sum();
+            self.sync_with(sum);
+            return;
+        }
+        // END SOLUTION ONLY
         // BEGIN TODO(13): put the verdict in the ring, evicting the oldest once full; keep len and failures right (W1, W3)
         if self.len == self.config.size {
             if self.slots[self.next] {
@@ -143,6 +252,11 @@ impl Window {
         self.next = 0;
         self.len = 0;
         self.failures = 0;
+        // BEGIN SOLUTION ONLY: a time-based window (T1-T4)
+        if let Some(slots) = self.timed.as_mut() {
+            slots.clear();
+        }
+        // END SOLUTION ONLY
     }
 }
 

@@ -94,6 +94,7 @@ mod readiness;
 mod registry;
 mod send_sleeper;
 mod sleeper;
+mod slots;
 mod state;
 mod time_source;
 #[cfg(feature = "tokio")]
