@@ -214,6 +214,19 @@ impl Circuit {
     }
     // END SOLUTION ONLY
 
+    // BEGIN SOLUTION ONLY: a time-based window lets its old verdicts go before it judges (T1)
+    /// In a CLOSED circuit with a time-based window, lets the verdicts older
+    /// than its period go, before a verdict enters it. The clock is read
+    /// only for such a window, before anything changes (B12).
+    fn let_old_verdicts_go(&mut self, clock: &impl Clock) {
+        if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
+            if window.config().period.is_some() {
+                window.advance_to(clock.now());
+            }
+        }
+    }
+    // END SOLUTION ONLY
+
     /// The lab's admission rules (B3-B5).
     fn admit_by_the_rules(&mut self, clock: &impl Clock) -> Result<Generation, Rejected> {
         match self.mode {
@@ -250,12 +263,14 @@ impl Circuit {
         }
         // STARTER:
         // END TODO
+        // BEGIN SOLUTION ONLY: a time-based window lets its old verdicts go before it judges (T1)
+        self.let_old_verdicts_go(clock);
+        // END SOLUTION ONLY
         // BEGIN TODO(13): in window mode, a success in CLOSED takes its place in the window, and the window decides (W1)
         if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
             // The clock first: a clock that panics must find nothing changed
             // (B12).
             let now = clock.now();
-            window.advance_to(now);
             window.record(false);
             // A success lowers the share, but it may be the verdict that
             // brings the window to its minimum: the rule is checked after
@@ -310,10 +325,12 @@ impl Circuit {
         }
         // STARTER:
         // END TODO
+        // BEGIN SOLUTION ONLY: a time-based window lets its old verdicts go before it judges (T1)
+        self.let_old_verdicts_go(clock);
+        // END SOLUTION ONLY
         // BEGIN TODO(13): in window mode, a failure in CLOSED enters the window, and the window decides (W1)
         if let (Mode::Closed { .. }, Some(window)) = (self.mode, self.window.as_mut()) {
             let now = clock.now();
-            window.advance_to(now);
             window.record(true);
             if window.trips() {
                 self.trip(now);
@@ -411,6 +428,7 @@ impl Circuit {
         // BEGIN SOLUTION ONLY: a growing cooldown (G1-G3)
         self.openings = self.openings.saturating_add(1);
         let cooldown = self.growth.length(self.cooldown, self.openings);
+        // STARTER: let cooldown = self.cooldown;
         // END SOLUTION ONLY
         // BEGIN TODO(1): open until now + cooldown: a transition (B2)
         let until = Deadline::after(now, cooldown);
