@@ -226,15 +226,15 @@ impl<C: Clock> RetryBreaker<C> {
         self.circuit().generation()
     }
 
-    // BEGIN SOLUTION ONLY: manual control, for operators (M1-M3)
+    // BEGIN SOLUTION ONLY: manual control, for operators (C1-C3)
     /// Opens the circuit until [`close`](Self::close), for an operator who
-    /// knows the dependency is down or wants it left alone (M1).
+    /// knows the dependency is down or wants it left alone (C1).
     ///
     /// Every attempt is then refused as by an open circuit whose cooldown
     /// never ends ([`Rejected::Open`] with [`Duration::MAX`] left), and no
     /// probe is admitted however long it lasts. It is a transition in a new
     /// generation even from OPEN, so an outcome admitted before is stale
-    /// and cannot close the circuit (M3); the hook and the event sink hear
+    /// and cannot close the circuit (C3); the hook and the event sink hear
     /// it as any other, once the lock is released.
     ///
     /// ```
@@ -255,18 +255,18 @@ impl<C: Clock> RetryBreaker<C> {
     /// assert_eq!(breaker.state(), State::Closed { failures: 0 });
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    // Contract: M1, M3.
+    // Contract: C1, C3.
     pub fn isolate(&self) {
         self.update(|circuit, clock| circuit.isolate(clock.now()));
     }
 
     /// Closes the circuit whatever its state, as if it were new: no failure
-    /// counted, an empty window, no good probe yet (M2). This is also how
+    /// counted, an empty window, no good probe yet (C2). This is also how
     /// an isolation ends, and how an operator resets a breaker.
     ///
     /// It is a transition in a new generation even from CLOSED, so a
     /// failure admitted before the reset cannot count towards the next
-    /// trip (M3).
+    /// trip (C3).
     ///
     /// ```
     /// use std::time::Duration;
@@ -281,7 +281,7 @@ impl<C: Clock> RetryBreaker<C> {
     /// assert_eq!(breaker.state(), State::Closed { failures: 0 });
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    // Contract: M2, M3.
+    // Contract: C2, C3.
     pub fn close(&self) {
         self.update(|circuit, clock| circuit.close(clock.now()));
     }

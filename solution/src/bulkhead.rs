@@ -32,21 +32,28 @@ impl Bulkhead {
         self.in_flight.load(Ordering::Relaxed)
     }
 
-    /// Takes a slot if one is free. The count is all that is shared (no
-    /// data is handed over through it), and read-modify-writes of one
-    /// atomic are totally ordered whatever their ordering, so two callers
-    /// can never both take the last slot: `Relaxed` is enough.
+    /// Takes a slot if one is free, and says whether it did.
     pub(crate) fn try_hold(&self) -> bool {
+        // BEGIN TODO(17): take a slot only if one is free, in one atomic step, so that two callers never both take the last (H1)
+        // The count is all that is shared (no data is handed over through
+        // it), and read-modify-writes of one atomic are totally ordered
+        // whatever their ordering, so two callers can never both take the
+        // last slot: `Relaxed` is enough.
         self.in_flight
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
                 (held < self.limit).then_some(held + 1)
             })
             .is_ok()
+        // STARTER: true
+        // END TODO
     }
 
     /// Gives a slot taken by [`try_hold`](Self::try_hold) back.
     pub(crate) fn release(&self) {
+        // BEGIN TODO(17): give the slot back (H3)
         self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // STARTER:
+        // END TODO
     }
 }
 

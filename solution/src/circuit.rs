@@ -389,10 +389,10 @@ impl Circuit {
         }
     }
 
-    // BEGIN SOLUTION ONLY: manual control, for operators (M1-M3)
+    // BEGIN SOLUTION ONLY: manual control, for operators (C1-C3)
     /// Opens the circuit until [`close`](Self::close): a cooldown that never
-    /// ends, so no probe is ever admitted (M1). A new generation even when
-    /// already open, so that every attempt admitted before is stale (M3).
+    /// ends, so no probe is ever admitted (C1). A new generation even when
+    /// already open, so that every attempt admitted before is stale (C3).
     pub(crate) fn isolate(&mut self, now: Duration) {
         self.enter(
             Mode::Open {
@@ -403,8 +403,8 @@ impl Circuit {
     }
 
     /// Closes the circuit whatever its state, as a new circuit starts:
-    /// nothing counted, no good probe, an empty window (M2), in a new
-    /// generation (M3).
+    /// nothing counted, no good probe, an empty window (C2), in a new
+    /// generation (C3).
     pub(crate) fn close(&mut self, now: Duration) {
         self.enter(Mode::Closed { failures: 0 }, now);
     }

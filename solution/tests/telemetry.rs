@@ -96,7 +96,7 @@ fn o6_o7_o8_the_sink_the_traces_and_the_metrics_agree_key_by_key() {
     assert_eq!(
         stale_told,
         ["database", "database"],
-        "B6, M3: the slow success and the one out during the isolation came back stale"
+        "B6, C3: the slow success and the one out during the isolation came back stale"
     );
     let stale_traced = spy
         .events
@@ -466,8 +466,8 @@ fn story(registry: &Registry<String, ManualClock>, clock: &ManualClock) {
     clock.advance(Duration::from_millis(10));
     database.try_acquire().expect("the probe").success();
     drop(database.try_acquire().expect("CLOSED admits"));
-    // An operator takes the database out (M1) while one attempt is out: its
-    // success comes back stale (M3) and cannot close the isolated circuit.
+    // An operator takes the database out (C1) while one attempt is out: its
+    // success comes back stale (C3) and cannot close the isolated circuit.
     let before = database.try_acquire().expect("CLOSED admits");
     database.isolate();
     let _stale = before.success();

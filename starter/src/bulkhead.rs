@@ -32,21 +32,21 @@ impl Bulkhead {
         self.in_flight.load(Ordering::Relaxed)
     }
 
-    /// Takes a slot if one is free. The count is all that is shared (no
-    /// data is handed over through it), and read-modify-writes of one
-    /// atomic are totally ordered whatever their ordering, so two callers
-    /// can never both take the last slot: `Relaxed` is enough.
+    /// Takes a slot if one is free, and says whether it did.
+    // (Generated: the TODO below leaves names unused until it is done.)
+    #[allow(unused_variables, unused_mut, unreachable_code)]
     pub(crate) fn try_hold(&self) -> bool {
-        self.in_flight
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
-                (held < self.limit).then_some(held + 1)
-            })
-            .is_ok()
+        // TODO(17): take a slot only if one is free, in one atomic step, so that two callers never both take the last (H1)
+        // For now, a stand-in that ignores this rule, so the earlier steps keep working:
+        true
     }
 
     /// Gives a slot taken by [`try_hold`](Self::try_hold) back.
+    // (Generated: the TODO below leaves names unused until it is done.)
+    #[allow(unused_variables, unused_mut, unreachable_code)]
     pub(crate) fn release(&self) {
-        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        // TODO(17): give the slot back (H3)
+        // (Skipped for now, so the earlier steps keep working.)
     }
 }
 

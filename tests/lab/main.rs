@@ -16,6 +16,7 @@ mod step13_window;
 mod step14_registry;
 mod step15_layer;
 mod step16_fleet;
+mod step17_bulkhead;
 mod step1_closed;
 mod step2_open_and_half_open;
 mod step3_generations;

@@ -7,7 +7,6 @@
 //! committed counterexamples, so the verdict is a function of the code alone
 //! (E9). `just explore` runs many fresh cases instead.
 
-mod bulkhead;
 pub(crate) mod calls;
 mod laws;
 pub(crate) mod permits;

@@ -9,7 +9,7 @@ use retry_breaker::{Phase, Recorded, Rejected, State};
 use crate::support::breaker_core::{
     CLOCK_PANIC, Core, PROBING, TestClock, assert_counted, assert_refused, assert_state,
 };
-use crate::support::{Lab, ms, with_room_for};
+use crate::support::{Lab, ms};
 
 /// The probe is out: HALF-OPEN, with its one slot taken (B4, B5).
 #[track_caller]
@@ -585,37 +585,6 @@ fn b12_an_owned_permit_is_admitted_refused_and_reported_like_a_borrowed_one() {
         core.breaker,
         State::Closed { failures: 0 },
         "TODO(2): B5, B12, and closes the circuit"
-    );
-}
-
-#[test]
-fn h1_h4_the_probe_holds_a_slot_and_the_circuit_answers_before_the_bulkhead() {
-    let breaker = with_room_for(1, 1, ms(10));
-    breaker
-        .try_acquire()
-        .expect("TODO(1): CLOSED admits")
-        .failure();
-    assert_eq!(
-        breaker.try_acquire().err(),
-        Some(Rejected::Open { remaining: ms(10) }),
-        "TODO(2): OPEN refuses with its cooldown, the bulkhead empty (B3)"
-    );
-    breaker.clock().advance(ms(10));
-    let probe = breaker
-        .try_acquire()
-        .expect("TODO(2): the cooldown is over: a probe (B4)");
-    assert_eq!(breaker.in_flight(), 1, "H1: the probe holds the one slot");
-    assert_eq!(
-        breaker.try_acquire().err(),
-        Some(Rejected::ProbeInFlight),
-        "H4: with the probe out and the bulkhead full, the circuit's own reason is the one \
-         given (TODO(2): B5)"
-    );
-    probe.success();
-    assert_eq!(
-        (breaker.state(), breaker.in_flight()),
-        (State::Closed { failures: 0 }, 0),
-        "TODO(2): a good probe closes the circuit (B5), and frees its slot (H3)"
     );
 }
 

@@ -11,8 +11,6 @@ use crate::support::breaker_core::{
 use crate::support::panics::quietly;
 use crate::support::{Lab, ms};
 
-mod bulkhead;
-
 mod clock;
 mod events;
 

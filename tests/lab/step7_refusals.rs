@@ -260,6 +260,5 @@ fn q1_a_call_the_breaker_refuses_outright_earns_no_retry() {
     });
 }
 
-mod bulkhead;
 mod events;
 mod time_sources;

@@ -1,13 +1,13 @@
 //! The contract's rule ids (B1-B12, E1-E10, K1-K3, S1-S2, W1-W3, R1-R3,
-//! M1-M2, F1-F3), as test names, failure messages and the gallery's
+//! M1-M2, F1-F3, H1-H5), as test names, failure messages and the gallery's
 //! `# Rule:` lines carry them.
 
 use std::fmt;
 
 /// The rule families in the contract's order: the breaker, the retry loop,
 /// then the advanced track's classification, success threshold, window,
-/// registry, middleware and fleet.
-const FAMILIES: [char; 8] = ['B', 'E', 'K', 'S', 'W', 'R', 'M', 'F'];
+/// registry, middleware, fleet and bulkhead.
+const FAMILIES: [char; 9] = ['B', 'E', 'K', 'S', 'W', 'R', 'M', 'F', 'H'];
 
 /// One rule of the contract, such as B5 or E10. Rules order as the contract
 /// lists them: every B before every E, and B2 before B11.

@@ -1,5 +1,5 @@
 //! The solution's settings beyond the lab, for production: manual control
-//! (M1-M3), a growing cooldown (G1-G4), a probe timeout (P1-P3) and a
+//! (C1-C3), a growing cooldown (G1-G4), a probe timeout (P1-P3) and a
 //! time-based window (T1-T4). The
 //! student's circuit has none of them, so they are tested here rather than
 //! in the shared suite.

@@ -1,4 +1,4 @@
-//! Manual control (M1-M3): an operator isolates a breaker and closes it
+//! Manual control (C1-C3): an operator isolates a breaker and closes it
 //! again. Each is a transition in a new generation, whatever the state it
 //! starts from, so an outcome admitted before it is stale.
 
@@ -15,7 +15,7 @@ use retry_breaker_solution::{
 use crate::{Breaking, COOLDOWN, ISOLATED, REFUSED_FOR_GOOD, TEN_YEARS, heard_breaker, moves};
 
 #[test]
-fn m1_an_isolated_breaker_refuses_every_attempt_however_long_it_waits() {
+fn c1_an_isolated_breaker_refuses_every_attempt_however_long_it_waits() {
     // No hook and no sink: the lock-free fast path must see the isolation too.
     let clock = ManualClock::new();
     let breaker = RetryBreaker::new(3, COOLDOWN, clock.clone()).expect("valid settings");
@@ -32,7 +32,7 @@ fn m1_an_isolated_breaker_refuses_every_attempt_however_long_it_waits() {
 }
 
 #[test]
-fn m1_isolating_is_a_transition_at_the_clock_reading_from_every_state() {
+fn c1_isolating_is_a_transition_at_the_clock_reading_from_every_state() {
     let (breaker, clock, heard) = heard_breaker(1);
     clock.advance(Duration::from_secs(1));
     breaker.isolate(); // from CLOSED
@@ -61,7 +61,7 @@ fn m1_isolating_is_a_transition_at_the_clock_reading_from_every_state() {
 }
 
 #[test]
-fn m1_m3_an_isolated_probe_that_succeeds_is_stale_and_closes_nothing() {
+fn c1_c3_an_isolated_probe_that_succeeds_is_stale_and_closes_nothing() {
     let (breaker, clock, _) = heard_breaker(1);
     breaker.try_acquire().unwrap().failure();
     clock.advance(COOLDOWN);
@@ -77,7 +77,7 @@ fn m1_m3_an_isolated_probe_that_succeeds_is_stale_and_closes_nothing() {
 }
 
 #[test]
-fn m2_close_ends_an_isolation_and_admits_again() {
+fn c2_close_ends_an_isolation_and_admits_again() {
     let (breaker, _, heard) = heard_breaker(2);
     breaker.isolate();
     breaker.close();
@@ -94,7 +94,7 @@ fn m2_close_ends_an_isolation_and_admits_again() {
 }
 
 #[test]
-fn m2_close_forgets_the_failures_counted_so_far() {
+fn c2_close_forgets_the_failures_counted_so_far() {
     let (breaker, _, heard) = heard_breaker(3);
     breaker.try_acquire().unwrap().failure();
     breaker.try_acquire().unwrap().failure();
@@ -115,7 +115,7 @@ fn m2_close_forgets_the_failures_counted_so_far() {
 }
 
 #[test]
-fn m2_m3_close_fences_the_probe_and_every_attempt_admitted_before() {
+fn c2_c3_close_fences_the_probe_and_every_attempt_admitted_before() {
     let (breaker, clock, _) = heard_breaker(1);
     breaker.try_acquire().unwrap().failure();
     clock.advance(COOLDOWN);
@@ -137,7 +137,7 @@ const TRIPPED: State = State::Open {
 };
 
 #[test]
-fn m3_a_failure_admitted_before_close_cannot_count_towards_the_next_trip() {
+fn c3_a_failure_admitted_before_close_cannot_count_towards_the_next_trip() {
     let (breaker, _, _) = heard_breaker(2);
     breaker.try_acquire().unwrap().failure();
     let before = breaker.try_acquire().unwrap();
@@ -148,7 +148,7 @@ fn m3_a_failure_admitted_before_close_cannot_count_towards_the_next_trip() {
 }
 
 #[test]
-fn m2_close_empties_the_failure_rate_window() {
+fn c2_close_empties_the_failure_rate_window() {
     let clock = ManualClock::new();
     let breaker = RetryBreaker::builder()
         .cooldown(COOLDOWN)
@@ -168,7 +168,7 @@ fn m2_close_empties_the_failure_rate_window() {
 }
 
 #[test]
-fn m3_the_event_sink_hears_each_operation_as_a_transition_and_its_refusals() {
+fn c3_the_event_sink_hears_each_operation_as_a_transition_and_its_refusals() {
     let told = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&told);
     let breaker = RetryBreaker::new(3, COOLDOWN, ManualClock::new())
@@ -190,7 +190,7 @@ fn m3_the_event_sink_hears_each_operation_as_a_transition_and_its_refusals() {
 }
 
 #[test]
-fn m3_a_hook_that_panics_reaches_the_operator_with_the_isolation_made() {
+fn c3_a_hook_that_panics_reaches_the_operator_with_the_isolation_made() {
     let breaker = RetryBreaker::new(3, COOLDOWN, ManualClock::new())
         .expect("valid settings")
         .with_transition_hook(|_| panic!("the hook broke"));
@@ -202,7 +202,7 @@ fn m3_a_hook_that_panics_reaches_the_operator_with_the_isolation_made() {
 }
 
 #[test]
-fn m1_m2_a_clock_that_panics_leaves_the_circuit_as_it_was() {
+fn c1_c2_a_clock_that_panics_leaves_the_circuit_as_it_was() {
     let clock = Breaking::default();
     let breaker = RetryBreaker::new(3, COOLDOWN, &clock).expect("valid settings");
     breaker.try_acquire().unwrap().failure();
@@ -218,7 +218,7 @@ fn m1_m2_a_clock_that_panics_leaves_the_circuit_as_it_was() {
 }
 
 #[test]
-fn m1_an_operator_isolates_one_key_of_a_registry_and_the_others_carry_on() {
+fn c1_an_operator_isolates_one_key_of_a_registry_and_the_others_carry_on() {
     let registry: Registry<String, ManualClock> = Registry::new(
         RetryBreaker::builder().threshold(2).cooldown(COOLDOWN),
         ManualClock::new(),

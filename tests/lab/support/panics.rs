@@ -72,7 +72,7 @@ fn context(test: &str) -> Option<String> {
     let mut words = function.split('_').peekable();
     while let Some(word) = words.peek() {
         let mut letters = word.chars();
-        let is_rule = letters.next().is_some_and(|c| "bekswrm".contains(c))
+        let is_rule = letters.next().is_some_and(|c| "bekswrmfh".contains(c))
             && word.len() > 1
             && letters.all(|c| c.is_ascii_digit());
         if is_rule {

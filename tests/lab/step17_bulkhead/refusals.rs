@@ -1,6 +1,7 @@
 //! A full bulkhead is a refusal like an open circuit's (H5): the call ends
 //! at once, with no retry and no spin, carrying the failure before it
-//! (E3, E10). So these pass once refusals end the call (TODO(7)).
+//! (E3, E10). So these pass once the bulkhead counts its slots (TODO(17))
+//! and refusals end the call (TODO(7)).
 
 use std::future::{Future, pending, ready};
 use std::pin::Pin;
@@ -53,7 +54,7 @@ fn burst(limit: Option<u32>) -> (u32, Vec<String>, RetryBreaker<ManualClock>) {
     assert_eq!(
         in_flight,
         limit.map_or(0, |_| reached),
-        "H1: one slot per hanging attempt"
+        "TODO(17): H1: one slot per hanging attempt"
     );
     (reached, ended, breaker)
 }
@@ -73,7 +74,7 @@ fn h1_h5_fifty_callers_and_a_dead_dependency_with_and_without_a_bulkhead() {
         let (reached, ended, breaker) = burst(Some(5));
         assert_eq!(
             reached, 5,
-            "H1: with room for 5, only 5 attempts reach the dead dependency"
+            "TODO(17): H1: with room for 5, only 5 attempts reach the dead dependency"
         );
         let full = format!(
             "{:?}",
@@ -95,7 +96,7 @@ fn h1_h5_fifty_callers_and_a_dead_dependency_with_and_without_a_bulkhead() {
         assert_eq!(
             (breaker.state(), breaker.in_flight()),
             (State::Closed { failures: 0 }, 0),
-            "H2: the 45 refusals counted nothing, and the 5 dropped attempts freed their slots \
+            "TODO(17): H2: the 45 refusals counted nothing, and the 5 dropped attempts freed their slots \
              (H3)"
         );
     });
@@ -159,7 +160,7 @@ fn h5_e10_a_retry_the_bulkhead_refuses_ends_the_call_with_the_failure_before_it(
         assert_eq!(
             breaker.state(),
             State::Closed { failures: 1 },
-            "H2: attempt 1's failure counts, the refusal does not"
+            "TODO(17): H2: attempt 1's failure counts, the refusal does not"
         );
     });
 }

@@ -116,7 +116,7 @@ fn check(&(threshold, cooldown, limit, ref ops): &(u32, u64, u32, Vec<Op>)) -> R
 }
 
 #[test]
-fn h1_h2_a_bulkhead_s_refusals_leave_the_circuit_as_if_nobody_had_asked() {
+fn h1_to_h3_a_bulkhead_s_refusals_leave_the_circuit_as_if_nobody_had_asked() {
     crate::step10_explore::explore(
         "a breaker with a bulkhead did not answer",
         (1_u32..4, 0_u64..3, 1_u32..4, ops()),

@@ -1,7 +1,8 @@
-//! A bulkhead (H1-H3). Its refusal of an attempt the circuit admitted gives
-//! the admission back as a permit dropped unreported does (H2, B7), and a
-//! dropped permit frees its slot: so these pass once a permit cleans up
-//! after itself (TODO(4)).
+//! A bulkhead's slots (H1-H3). Its refusal of an attempt the circuit
+//! admitted gives the admission back as a permit dropped unreported does
+//! (H2, B7), and a dropped permit frees its slot: so these pass once the
+//! bulkhead counts its slots (TODO(17)) and a permit cleans up after itself
+//! (TODO(4)).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -43,7 +44,7 @@ fn h2_a_probe_the_bulkhead_has_no_room_for_hands_the_probe_slot_back() {
             assert_eq!(
                 *answers.lock().unwrap(),
                 [Some(Rejected::Full { limit: 2 })],
-                "H1: the circuit would have admitted a probe (B4), but both slots were held"
+                "TODO(17): H1: the circuit would have admitted a probe (B4), but both slots were held"
             );
             assert_eq!(
                 breaker.state(),
@@ -78,22 +79,26 @@ fn h1_h2_a_bulkhead_admits_its_limit_and_refuses_the_next_without_counting_it() 
     assert_eq!(breaker.max_in_flight(), Some(2));
     let first = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
     let second = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
-    assert_eq!(breaker.in_flight(), 2, "H1: two permits hold the two slots");
+    assert_eq!(
+        breaker.in_flight(),
+        2,
+        "TODO(17): H1: two permits hold the two slots"
+    );
     assert_eq!(
         breaker.try_acquire().err(),
         Some(Rejected::Full { limit: 2 }),
-        "H1: a third attempt finds no room, although the circuit would admit it"
+        "TODO(17): H1: a third attempt finds no room, although the circuit would admit it"
     );
     assert_eq!(
         (breaker.state(), breaker.generation(), breaker.in_flight()),
         (State::Closed { failures: 0 }, Generation::default(), 2),
-        "H2: the refusal counted nothing, started no generation and took no slot"
+        "TODO(17): H2: the refusal counted nothing, started no generation and took no slot"
     );
     first.failure();
     assert_eq!(
         breaker.in_flight(),
         1,
-        "H3: a reported attempt frees its slot"
+        "TODO(17): H3: a reported attempt frees its slot"
     );
     assert_eq!(
         breaker.state(),
@@ -102,10 +107,38 @@ fn h1_h2_a_bulkhead_admits_its_limit_and_refuses_the_next_without_counting_it() 
     );
     let third = breaker
         .try_acquire()
-        .expect("H3: the freed slot admits the next attempt");
+        .expect("TODO(17): H3: the freed slot admits the next attempt");
     second.success();
     third.success();
-    assert_eq!(breaker.in_flight(), 0, "H3: every slot is free again");
+    assert_eq!(
+        breaker.in_flight(),
+        0,
+        "TODO(17): H3: every slot is free again"
+    );
+}
+
+#[test]
+fn h3_each_permit_that_ends_gives_back_its_own_slot_and_no_other() {
+    let breaker = with_room_for(3, 3, ms(10));
+    let first = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
+    let second = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
+    let third = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
+    second.success();
+    assert_eq!(
+        breaker.in_flight(),
+        2,
+        "TODO(17): H3: the second permit's report gives back one slot; the other two are still out"
+    );
+    let fourth = breaker
+        .try_acquire()
+        .expect("TODO(17): H1, H3: the slot given back has room for one more");
+    assert_eq!(
+        breaker.try_acquire().err(),
+        Some(Rejected::Full { limit: 3 }),
+        "TODO(17): H1: and only one: three are out again"
+    );
+    drop((first, third, fourth));
+    assert_eq!(breaker.in_flight(), 0, "TODO(17): H3: every slot is back");
 }
 
 #[test]
@@ -115,7 +148,7 @@ fn h3_a_slot_is_freed_however_its_permit_ends() {
     assert_eq!(
         breaker.in_flight(),
         0,
-        "H3: a permit dropped unreported frees its slot"
+        "TODO(17): H3: a permit dropped unreported frees its slot"
     );
     let owned = breaker
         .try_acquire_owned()
@@ -123,20 +156,24 @@ fn h3_a_slot_is_freed_however_its_permit_ends() {
     assert_eq!(
         breaker.try_acquire().err(),
         Some(Rejected::Full { limit: 1 }),
-        "H1: an owned permit holds a slot too"
+        "TODO(17): H1: an owned permit holds a slot too"
     );
     owned.success();
     assert_eq!(
         breaker.in_flight(),
         0,
-        "H3: an owned permit's report frees its slot"
+        "TODO(17): H3: an owned permit's report frees its slot"
     );
     drop(
         breaker
             .try_acquire_owned()
             .expect("TODO(1): CLOSED admits (B2)"),
     );
-    assert_eq!(breaker.in_flight(), 0, "H3: so does an owned permit's drop");
+    assert_eq!(
+        breaker.in_flight(),
+        0,
+        "TODO(17): H3: so does an owned permit's drop"
+    );
     let panicked = catch_unwind(AssertUnwindSafe(|| {
         let _permit = breaker.try_acquire().expect("TODO(1): CLOSED admits (B2)");
         panic!("the task panicked holding its permit");
@@ -145,6 +182,6 @@ fn h3_a_slot_is_freed_however_its_permit_ends() {
     assert_eq!(
         breaker.in_flight(),
         0,
-        "H3: a permit dropped by a panic frees its slot, or the bulkhead would shrink for good"
+        "TODO(17): H3: a permit dropped by a panic frees its slot, or the bulkhead would shrink for good"
     );
 }
