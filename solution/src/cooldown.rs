@@ -180,6 +180,14 @@ mod tests {
     }
 
     #[test]
+    fn g3_jitter_keeps_the_growth_and_draws_a_seed_of_its_own() {
+        let growth = CooldownGrowth::exponential(S(100));
+        let (one, two) = (growth.jitter(S(5)), growth.jitter(S(5)));
+        assert_eq!((one.cap, one.jitter), (Some(S(100)), S(5)));
+        assert_ne!(one.seed, two.seed, "two breakers jitter apart");
+    }
+
+    #[test]
     fn g4_a_cap_below_the_cooldown_is_refused_and_one_equal_to_it_is_not() {
         assert_eq!(
             CooldownGrowth::exponential(S(9)).check(S(10)),

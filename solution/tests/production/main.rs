@@ -1,9 +1,12 @@
 //! The solution's settings beyond the lab, for production: manual control
 //! (C1-C3), a growing cooldown (G1-G4), a probe timeout (P1-P3) and a
-//! time-based window (T1-T4). The
-//! student's circuit has none of them, so they are tested here rather than
-//! in the shared suite.
+//! time-based window (T1-T4). The student's circuit has none of them, so
+//! they are tested here rather than in the shared suite; so is an `anyhow`
+//! error passed on with `?`, which needs a dependency of this crate's tests
+//! alone. One test binary, so that each build of the suite (a mutant's,
+//! say) links one more, not several.
 
+mod errors;
 mod growing_cooldown;
 mod manual;
 mod probe_timeout;

@@ -155,11 +155,18 @@ fn t1_a_long_silence_empties_the_whole_window_at_once() {
 
 #[test]
 fn w2_the_window_starts_empty_when_the_circuit_closes() {
-    let (breaker, clock) = timed(2, 0.5);
+    // A cooldown well within the period, so that the failures that opened
+    // the circuit are still in the period when it closes.
+    let clock = ManualClock::new();
+    let breaker = RetryBreaker::builder()
+        .cooldown(SLOT)
+        .window(WindowConfig::timed(PERIOD, 2, 0.5))
+        .build(clock.clone())
+        .expect("valid settings");
     let (breaker, heard) = hear(breaker);
     report(&breaker, &[true, true]);
     assert!(is_open(&breaker));
-    clock.advance(COOLDOWN);
+    clock.advance(SLOT);
     breaker.try_acquire().expect("the probe").success();
     // Within the same period: the two failures would still count, had the
     // close not emptied the window.
