@@ -63,9 +63,9 @@ hint step *reset:
 check-starter:
     cargo xtask check-starter
 
-# Step 10's property tests against the solution with many more cases (cargo: see this recipe).
+# Step 10's property tests, and step 17's, against the solution with many more cases (cargo: see this recipe).
 explore cases="500000":
-    LAB_EXPLORE_CASES={{cases}} LAB_WATCHDOG_SECS=1800 INSTA_UPDATE=no cargo test --release --test lab {{solution_flags}} -- step10_explore --nocapture
+    LAB_EXPLORE_CASES={{cases}} LAB_WATCHDOG_SECS=1800 INSTA_UPDATE=no cargo test --release --test lab {{solution_flags}} -- step10_explore step17_bulkhead::explore --nocapture
 
 # Regenerate starter/ from the TODO markers in solution/ (cargo: `cargo xtask sync-starter`).
 sync-starter:
