@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 // BEGIN SOLUTION ONLY: loom model-checks the fast path, so its lock comes from crate::sync
 use std::sync::{Arc, PoisonError};
 // STARTER: use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -81,9 +81,11 @@ pub struct RetryBreaker<C> {
     plain: bool,
     /// The limit on attempts in flight, if the breaker has one (H1).
     bulkhead: Option<Bulkhead>,
-    /// Whether a registry handed the breaker out since its last sweep
-    /// ([`Registry::forget_idle`](crate::Registry::forget_idle)).
-    looked_up: AtomicBool,
+    /// When a registry last handed the breaker out, on the registry's own
+    /// count of new keys and sweeps: what tells an idle key
+    /// ([`Registry::forget_idle`](crate::Registry::forget_idle)) and the
+    /// least recently used one from the others.
+    last_use: AtomicU64,
 }
 
 impl<C: Clock> RetryBreaker<C> {
@@ -115,7 +117,7 @@ impl<C: Clock> RetryBreaker<C> {
             events: None,
             plain: true,
             bulkhead: None,
-            looked_up: AtomicBool::new(false),
+            last_use: AtomicU64::new(0),
         })
     }
 
@@ -136,7 +138,7 @@ impl<C: Clock> RetryBreaker<C> {
             events: None,
             plain: bulkhead.is_none(),
             bulkhead,
-            looked_up: AtomicBool::new(false),
+            last_use: AtomicU64::new(0),
         }
     }
 
@@ -580,19 +582,19 @@ impl<C: Clock> RetryBreaker<C> {
         self.update(|circuit, _| circuit.abandon(generation));
     }
 
-    /// Marks the breaker as handed out by its registry. Reads first, so
-    /// that lookups of a busy key share the flag's cache line rather than
-    /// write it each time (R3).
-    pub(crate) fn look_up(&self) {
-        if !self.looked_up.load(Ordering::Relaxed) {
-            self.looked_up.store(true, Ordering::Relaxed);
+    /// Marks the breaker as handed out by its registry at `tick` of the
+    /// registry's count. Reads first, so that lookups of a busy key share
+    /// the stamp's cache line rather than write it each time (R3); a
+    /// lookup that raced a later one never moves the stamp back.
+    pub(crate) fn look_up(&self, tick: u64) {
+        if self.last_use.load(Ordering::Relaxed) < tick {
+            self.last_use.store(tick, Ordering::Relaxed);
         }
     }
 
-    /// Whether the breaker was handed out since the last call, which
-    /// starts the count again.
-    pub(crate) fn take_looked_up(&self) -> bool {
-        self.looked_up.swap(false, Ordering::Relaxed)
+    /// The tick of the registry's count when it last handed the breaker out.
+    pub(crate) fn last_use(&self) -> u64 {
+        self.last_use.load(Ordering::Relaxed)
     }
 
     /// Tells the sink, if there is one, about the event `event` makes: the

@@ -9,6 +9,10 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
+// BEGIN SOLUTION ONLY: a bound on the keys
+use std::num::NonZeroUsize;
+// END SOLUTION ONLY
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::breaker::RetryBreaker;
@@ -66,6 +70,17 @@ pub struct Registry<K, C> {
     hook: Option<HookFactory<K>>,
     events: Option<SinkFactory<K>>,
     breakers: RwLock<HashMap<K, Arc<RetryBreaker<C>>>>,
+    /// The registry's count of new keys and idle sweeps. Each lookup stamps
+    /// its breaker with the count as it stands, so that stamps say which
+    /// keys were used since a sweep, and which was used least recently.
+    ticks: AtomicU64,
+    /// The count right after the last [`forget_idle`](Registry::forget_idle):
+    /// a key stamped before it has gone a period without a lookup.
+    swept: AtomicU64,
+    // BEGIN SOLUTION ONLY: a bound on the keys
+    /// How many keys nobody holds the registry keeps, if it is bounded.
+    limit: Option<NonZeroUsize>,
+    // END SOLUTION ONLY
 }
 
 impl<K, C> Registry<K, C>
@@ -88,6 +103,11 @@ where
             hook: None,
             events: None,
             breakers: RwLock::new(HashMap::new()),
+            ticks: AtomicU64::new(0),
+            swept: AtomicU64::new(0),
+            // BEGIN SOLUTION ONLY: a bound on the keys
+            limit: None,
+            // END SOLUTION ONLY
         })
     }
 
@@ -183,11 +203,102 @@ where
         self
     }
 
+    // BEGIN SOLUTION ONLY: a bound on the keys
+    /// The registry, bounded: it keeps at most `limit` keys that nobody
+    /// holds. When a new key takes it over the limit, it forgets the keys
+    /// used least recently (by their last lookup) until it is back within
+    /// it, as a cache would. A key space without bound (hosts, tenants) then
+    /// costs bounded memory with no timer to run; for forgetting by idle
+    /// time instead, see [`forget_idle`](Registry::forget_idle).
+    ///
+    /// R1 still holds: a breaker that someone holds (its `Arc`, or a permit
+    /// of it) is never forgotten, so a key never has two live breakers. Keys
+    /// in use at once are all kept, even past the limit, until they are
+    /// let go and a new key makes room. A forgotten key that comes back gets
+    /// a fresh, CLOSED breaker, so choose a limit above the number of
+    /// dependencies that can be down at once: an OPEN breaker that is
+    /// forgotten stops protecting its dependency.
+    ///
+    /// Looking up a key that has a breaker stays as cheap as without a
+    /// limit (R3); a new key past the limit looks over every key once, under
+    /// the map's lock.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use std::time::Duration;
+    /// use retry_breaker_solution::{ManualClock, Registry, RetryBreaker};
+    ///
+    /// let settings = RetryBreaker::builder().threshold(1).cooldown(Duration::from_secs(10));
+    /// let registry: Registry<String, _> = Registry::new(settings, ManualClock::new())?
+    ///     .with_key_limit(NonZeroUsize::new(2).unwrap());
+    /// registry.breaker("tenant-1");
+    /// registry.breaker("tenant-2");
+    /// registry.breaker("tenant-1"); // used again: tenant-2 is now the least recent
+    /// registry.breaker("tenant-3");
+    /// let kept: Vec<String> = registry.states().into_iter().map(|(key, _)| key).collect();
+    /// assert_eq!(kept, ["tenant-1", "tenant-3"]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    // Contract: R1.
+    #[must_use]
+    pub fn with_key_limit(mut self, limit: NonZeroUsize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Forgets the least recently used keys that nobody holds until at most
+    /// `limit` are left, or none that nobody holds. The map's lock is held
+    /// throughout, and only the map hands out new references, so a breaker
+    /// with no `Arc` outside it cannot be picked up while it goes (R1).
+    fn make_room(&self, limit: NonZeroUsize) {
+        let mut breakers = self.write();
+        while breakers.len() > limit.get() {
+            let unheld = |breaker: &Arc<RetryBreaker<C>>| Arc::strong_count(breaker) == 1;
+            let Some(oldest) = breakers
+                .values()
+                .filter(|breaker| unheld(breaker))
+                .map(|breaker| breaker.last_use())
+                .min()
+            else {
+                // Every key is in use: each stays until it is let go.
+                return;
+            };
+            // One key goes per turn, even when several were last used at
+            // the same tick of the count.
+            let mut gone = false;
+            breakers.retain(|_, breaker| {
+                let goes = !gone && unheld(breaker) && breaker.last_use() == oldest;
+                gone |= goes;
+                !goes
+            });
+        }
+    }
+    // END SOLUTION ONLY
+
     /// The breaker for `key`, created (closed) if the key is new.
     ///
     /// Takes `&str` for a `String` key, as `HashMap::get` does; the key is
     /// copied only when its breaker is created.
     pub fn breaker<Q>(&self, key: &Q) -> Arc<RetryBreaker<C>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        // BEGIN SOLUTION ONLY: a bound on the keys
+        if let Some(limit) = self.limit {
+            if let Some(breaker) = self.get(key) {
+                return breaker;
+            }
+            let breaker = self.find_or_create(key);
+            self.make_room(limit);
+            return breaker;
+        }
+        // END SOLUTION ONLY
+        self.find_or_create(key)
+    }
+
+    /// The breaker for `key`, created if the key is new, and never twice.
+    fn find_or_create<Q>(&self, key: &Q) -> Arc<RetryBreaker<C>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -213,7 +324,7 @@ where
     {
         let map = self.read();
         let breaker = map.get(key)?;
-        breaker.look_up();
+        breaker.look_up(self.ticks.load(Ordering::Relaxed));
         Some(Arc::clone(breaker))
     }
 
@@ -296,11 +407,14 @@ where
     pub fn forget_idle(&self) -> usize {
         let mut breakers = self.write();
         let before = breakers.len();
+        let swept = self.swept.load(Ordering::Relaxed);
         breakers.retain(|_, breaker| {
-            // Every flag starts again, held or not.
-            let asked = breaker.take_looked_up();
+            let asked = breaker.last_use() >= swept;
             asked || Arc::strong_count(breaker) > 1
         });
+        // A new period starts: every lookup from now on stamps at least this.
+        let period = self.ticks.fetch_add(1, Ordering::Relaxed) + 1;
+        self.swept.store(period, Ordering::Relaxed);
         before - breakers.len()
     }
 
@@ -341,8 +455,10 @@ where
             Ok(breaker) => breaker,
             Err(_) => unreachable!("the settings were checked by Registry::new"),
         };
-        // A new key was just asked for.
-        breaker.look_up();
+        // A new key was just asked for: the newest use of all. The count
+        // moves on by two, so that every lookup after this one (which stamps
+        // the count as it stands) ranks above it.
+        breaker.look_up(self.ticks.fetch_add(2, Ordering::Relaxed) + 1);
         let breaker = match &self.hook {
             Some(make) => breaker.with_transition_hook(make(key)),
             None => breaker,

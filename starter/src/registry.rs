@@ -9,6 +9,7 @@ use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use crate::breaker::RetryBreaker;
@@ -66,6 +67,13 @@ pub struct Registry<K, C> {
     hook: Option<HookFactory<K>>,
     events: Option<SinkFactory<K>>,
     breakers: RwLock<HashMap<K, Arc<RetryBreaker<C>>>>,
+    /// The registry's count of new keys and idle sweeps. Each lookup stamps
+    /// its breaker with the count as it stands, so that stamps say which
+    /// keys were used since a sweep, and which was used least recently.
+    ticks: AtomicU64,
+    /// The count right after the last [`forget_idle`](Registry::forget_idle):
+    /// a key stamped before it has gone a period without a lookup.
+    swept: AtomicU64,
 }
 
 impl<K, C> Registry<K, C>
@@ -88,6 +96,8 @@ where
             hook: None,
             events: None,
             breakers: RwLock::new(HashMap::new()),
+            ticks: AtomicU64::new(0),
+            swept: AtomicU64::new(0),
         })
     }
 
@@ -187,9 +197,18 @@ where
     ///
     /// Takes `&str` for a `String` key, as `HashMap::get` does; the key is
     /// copied only when its breaker is created.
+    pub fn breaker<Q>(&self, key: &Q) -> Arc<RetryBreaker<C>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        self.find_or_create(key)
+    }
+
+    /// The breaker for `key`, created if the key is new, and never twice.
     // (Generated: the TODO below leaves names unused until it is done.)
     #[allow(unused_variables, unused_mut, unreachable_code)]
-    pub fn breaker<Q>(&self, key: &Q) -> Arc<RetryBreaker<C>>
+    fn find_or_create<Q>(&self, key: &Q) -> Arc<RetryBreaker<C>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -207,7 +226,7 @@ where
     {
         let map = self.read();
         let breaker = map.get(key)?;
-        breaker.look_up();
+        breaker.look_up(self.ticks.load(Ordering::Relaxed));
         Some(Arc::clone(breaker))
     }
 
@@ -290,11 +309,14 @@ where
     pub fn forget_idle(&self) -> usize {
         let mut breakers = self.write();
         let before = breakers.len();
+        let swept = self.swept.load(Ordering::Relaxed);
         breakers.retain(|_, breaker| {
-            // Every flag starts again, held or not.
-            let asked = breaker.take_looked_up();
+            let asked = breaker.last_use() >= swept;
             asked || Arc::strong_count(breaker) > 1
         });
+        // A new period starts: every lookup from now on stamps at least this.
+        let period = self.ticks.fetch_add(1, Ordering::Relaxed) + 1;
+        self.swept.store(period, Ordering::Relaxed);
         before - breakers.len()
     }
 
@@ -332,8 +354,10 @@ where
             Ok(breaker) => breaker,
             Err(_) => unreachable!("the settings were checked by Registry::new"),
         };
-        // A new key was just asked for.
-        breaker.look_up();
+        // A new key was just asked for: the newest use of all. The count
+        // moves on by two, so that every lookup after this one (which stamps
+        // the count as it stands) ranks above it.
+        breaker.look_up(self.ticks.fetch_add(2, Ordering::Relaxed) + 1);
         let breaker = match &self.hook {
             Some(make) => breaker.with_transition_hook(make(key)),
             None => breaker,
