@@ -93,9 +93,13 @@ fn phase(phase: Phase) -> &'static str {
 mod tracing_adapter {
     use std::fmt;
     use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
 
+    use pin_project_lite::pin_project;
+    use tracing::field::Empty;
     use tracing::instrument::{Instrument, Instrumented};
-    use tracing::{debug, debug_span, info, trace as trace_event, warn};
+    use tracing::{Span, debug, debug_span, info, trace as trace_event, warn};
 
     use super::{gave_up, phase, rejection, stale, verdict};
     use crate::event::Event;
@@ -111,11 +115,13 @@ mod tracing_adapter {
     /// `retry_breaker.attempt`, with its ordinal as `attempt` and as
     /// OpenTelemetry's `http.request.resend_count` (O7). The span is entered
     /// while the task is called, so that the attempt's start is told inside
-    /// it, and it runs the task's future; the outcome is reported once that
-    /// future is done, in the call's span, with its generation and verdict.
-    pub(crate) fn attempt_spans<Fut>(
+    /// it, and while its future runs; once that future is done, the span
+    /// stays entered until the attempt's runner lets the future go, so the
+    /// outcome is reported inside it too, and [`trace`] records its
+    /// `generation`, `verdict` and `stale` on the span.
+    pub(crate) fn attempt_spans<Fut: Future>(
         mut task: impl FnMut() -> Fut,
-    ) -> impl FnMut() -> Instrumented<Fut> {
+    ) -> impl FnMut() -> InAttemptSpan<Fut> {
         let mut attempt: u32 = 0;
         move || {
             attempt = attempt.saturating_add(1);
@@ -123,8 +129,68 @@ mod tracing_adapter {
                 "retry_breaker.attempt",
                 attempt,
                 http.request.resend_count = attempt - 1,
+                generation = Empty,
+                verdict = Empty,
+                stale = Empty,
             );
-            span.in_scope(&mut task).instrument(span)
+            let attempt = span.in_scope(&mut task);
+            InAttemptSpan {
+                attempt,
+                span: Held { span, held: false },
+            }
+        }
+    }
+
+    pin_project! {
+        /// An attempt's future, run inside its span, which it holds
+        /// entered from the moment the attempt is done until it is dropped.
+        pub(crate) struct InAttemptSpan<Fut> {
+            #[pin]
+            attempt: Fut,
+            span: Held,
+        }
+    }
+
+    impl<Fut: Future> Future for InAttemptSpan<Fut> {
+        type Output = Fut::Output;
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
+            let this = self.project();
+            let outcome = this.span.span.in_scope(|| this.attempt.poll(cx));
+            if outcome.is_ready() {
+                // The runner reports the outcome right after this poll and
+                // drops the future in the same poll of the call, before any
+                // other task can run on this thread: the span is entered
+                // for exactly that report. (A `Span::entered` guard would
+                // do the same, but is not `Send`, and this future must be.)
+                this.span.hold();
+            }
+            outcome
+        }
+    }
+
+    /// An attempt's span, and whether this future holds it entered.
+    pub(crate) struct Held {
+        span: Span,
+        held: bool,
+    }
+
+    impl Held {
+        fn hold(&mut self) {
+            if !self.held {
+                self.held = true;
+                self.span
+                    .with_subscriber(|(id, dispatch)| dispatch.enter(id));
+            }
+        }
+    }
+
+    impl Drop for Held {
+        fn drop(&mut self) {
+            if self.held {
+                self.span
+                    .with_subscriber(|(id, dispatch)| dispatch.exit(id));
+            }
         }
     }
 
@@ -159,13 +225,23 @@ mod tracing_adapter {
                 generation,
                 verdict: outcome,
                 recorded,
-            } => debug!(
-                breaker = %breaker,
-                event.name = name,
-                generation = generation.get(),
-                verdict = verdict(outcome),
-                stale = stale(recorded),
-            ),
+            } => {
+                debug!(
+                    breaker = %breaker,
+                    event.name = name,
+                    generation = generation.get(),
+                    verdict = verdict(outcome),
+                    stale = stale(recorded),
+                );
+                // Told inside its attempt's span when `execute` made the
+                // attempt: the span carries how the attempt ended.
+                let span = Span::current();
+                if span.metadata().map(|meta| meta.name()) == Some("retry_breaker.attempt") {
+                    span.record("generation", generation.get());
+                    span.record("verdict", verdict(outcome));
+                    span.record("stale", stale(recorded));
+                }
+            }
             Event::Released { generation } => {
                 debug!(breaker = %breaker, event.name = name, generation = generation.get());
             }

@@ -20,6 +20,7 @@ use retry_breaker_solution::{
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Level, Metadata as TraceMetadata, Subscriber};
+use tracing_core::span::Current;
 
 type Told = Arc<Mutex<Vec<(String, Event)>>>;
 
@@ -417,32 +418,78 @@ fn o7_a_call_is_a_span_and_each_attempt_a_child_span_holding_its_start() {
         })
         .collect();
     let call = "retry_breaker.call()";
-    let attempt = |n: u32| {
+    let attempt = |n: u32, verdict: &str| {
         format!(
-            "{call} > retry_breaker.attempt(attempt={n},http.request.resend_count={})",
+            "{call} > retry_breaker.attempt(attempt={n},generation=0,\
+             http.request.resend_count={},stale=false,verdict={verdict})",
             n - 1
         )
     };
     let expected: Vec<(String, String)> = [
         ("admitted", call.to_owned()),
-        ("attempt_started", attempt(1)),
-        ("recorded", call.to_owned()),
+        ("attempt_started", attempt(1, "failure")),
+        ("recorded", attempt(1, "failure")),
         ("backoff", call.to_owned()),
         ("admitted", call.to_owned()),
-        ("attempt_started", attempt(2)),
-        ("recorded", call.to_owned()),
+        ("attempt_started", attempt(2, "failure")),
+        ("recorded", attempt(2, "failure")),
         ("backoff", call.to_owned()),
         ("admitted", call.to_owned()),
-        ("attempt_started", attempt(3)),
-        ("recorded", call.to_owned()),
+        ("attempt_started", attempt(3, "success")),
+        ("recorded", attempt(3, "success")),
     ]
     .into_iter()
     .map(|(name, inside)| (name.to_owned(), inside))
     .collect();
     assert_eq!(
         told, expected,
-        "O7: a call is one span, each attempt a child span holding its start and its run; the \
-         outcome is told in the call's span as soon as the attempt's future is done"
+        "O7: a call is one span, each attempt a child span holding its start, its run and its \
+         outcome, which it records: the generation, the verdict, whether it was stale"
+    );
+}
+
+#[test]
+fn o7_an_attempt_s_span_says_when_its_outcome_came_back_stale() {
+    let breaker = RetryBreaker::new(5, Duration::from_secs(30), ManualClock::new())
+        .expect("valid settings")
+        .with_event_sink(|event| telemetry::trace(&"payments", event));
+    let sleeper = ManualSleeper::new(breaker.clock().clone());
+    let policy = RetryPolicy::constant(Duration::from_millis(1)).attempts(1);
+    let spy = Spy::default();
+    let result = tracing::subscriber::with_default(spy.clone(), || {
+        let call = policy.run(&breaker, &sleeper, || {
+            // An operator isolates the breaker while the attempt runs (C1):
+            // its success, admitted in generation 0, comes back stale.
+            breaker.isolate();
+            async { Ok::<u32, &str>(7) }
+        });
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(call)
+    });
+    assert_eq!(
+        result.ok(),
+        Some(7),
+        "a stale success is still the caller's"
+    );
+    let spans = spy.spans.lock().unwrap().clone();
+    let attempt = spans
+        .iter()
+        .find(|span| span.name == "retry_breaker.attempt")
+        .expect("an attempt span");
+    let recorded: Vec<(&str, &str)> = ["generation", "verdict", "stale"]
+        .into_iter()
+        .map(|field| (field, attempt.fields.get(field).map_or("", String::as_str)))
+        .collect();
+    assert_eq!(
+        recorded,
+        [
+            ("generation", "0"),
+            ("verdict", "success"),
+            ("stale", "true")
+        ],
+        "O7: the attempt's span shows its outcome fenced off by the isolation's generation"
     );
 }
 
@@ -501,6 +548,7 @@ struct Spy {
 #[derive(Debug, Clone)]
 struct Span {
     name: String,
+    metadata: &'static TraceMetadata<'static>,
     fields: BTreeMap<String, String>,
     parent: Option<u64>,
 }
@@ -555,13 +603,18 @@ impl Subscriber for Spy {
         let mut spans = self.spans.lock().unwrap();
         spans.push(Span {
             name: attributes.metadata().name().to_owned(),
+            metadata: attributes.metadata(),
             fields,
             parent,
         });
         Id::from_u64(u64::try_from(spans.len()).unwrap())
     }
 
-    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record(&self, id: &Id, values: &Record<'_>) {
+        let mut spans = self.spans.lock().unwrap();
+        let span = &mut spans[usize::try_from(id.into_u64() - 1).unwrap()];
+        values.record(&mut Fields(&mut span.fields));
+    }
 
     fn record_follows_from(&self, _: &Id, _: &Id) {}
 
@@ -578,6 +631,18 @@ impl Subscriber for Spy {
             .unwrap()
             .entry(*event.metadata().level())
             .or_default() += 1;
+    }
+
+    fn current_span(&self) -> Current {
+        let entered = self.entered.lock().unwrap();
+        let spans = self.spans.lock().unwrap();
+        match entered.last() {
+            Some(&id) => Current::new(
+                Id::from_u64(id),
+                spans[usize::try_from(id - 1).unwrap()].metadata,
+            ),
+            None => Current::none(),
+        }
     }
 
     fn enter(&self, id: &Id) {
