@@ -1,6 +1,6 @@
 //! `/metrics` over real HTTP on loopback: the one-route-down scenario's
 //! breakers, counted by the solution's metrics adapter and scraped as
-//! Prometheus would, against the events the breakers told (README O8).
+//! Prometheus would, against the events the breakers told (README O8, O9).
 #![cfg(all(feature = "metrics-page", not(feature = "starter")))]
 
 use std::time::Duration;
@@ -39,6 +39,8 @@ async fn the_scraped_counters_are_the_events_the_breakers_told() {
             "attempt_started",
             "backoff",
             "gave_up",
+            "attempt_ended",
+            "call_ended",
         ] {
             let labels = [("breaker", route.path()), ("event_name", name)];
             assert_eq!(
@@ -47,6 +49,28 @@ async fn the_scraped_counters_are_the_events_the_breakers_told() {
                 "{route} {name}: the page counts every event told, no more\n{scraped}"
             );
         }
+    }
+    // Each timed attempt and call is one observation of its histogram (O9).
+    for route in [Route::Charges, Route::Refunds] {
+        let breaker = [("breaker", route.path())];
+        assert_eq!(
+            total(
+                &scraped,
+                "resilience_breaker_attempt_duration_count",
+                &breaker
+            ) as u64,
+            report.told(route, "attempt_ended"),
+            "{route}: one attempt duration per attempt that ended\n{scraped}"
+        );
+        assert_eq!(
+            total(&scraped, "resilience_breaker_call_duration_count", &breaker) as u64,
+            report.told(route, "call_ended"),
+            "{route}: one call duration per call\n{scraped}"
+        );
+        assert!(
+            report.told(route, "call_ended") > 0,
+            "{route}: calls were made"
+        );
     }
     assert!(
         report.told(Route::Charges, "rejected") > 0,

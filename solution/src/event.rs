@@ -108,13 +108,40 @@ pub enum Event {
         /// How many attempts ran before the cancellation.
         attempts_made: u32,
     },
+    // BEGIN SOLUTION ONLY: the durations of attempts and calls (O9)
+    /// Attempt `attempt` of a call of `execute` ran for `elapsed` on the
+    /// breaker's clock, from the call of its task to its outcome, whose
+    /// verdict was `verdict`; told right after that outcome is recorded
+    /// (O9). An attempt cut short (its task panicked, or the call was
+    /// dropped while it ran) is not timed.
+    AttemptEnded {
+        /// The attempt's number within its call.
+        attempt: u32,
+        /// How long it ran.
+        elapsed: Duration,
+        /// What its outcome counted as.
+        verdict: Verdict,
+    },
+    /// A call of `execute` returned after `elapsed` on the breaker's clock,
+    /// backoff pauses included, having made `attempts` attempts; `ok` when
+    /// it returned `Ok`. Told last, after how it ended (O9).
+    CallEnded {
+        /// How many attempts it made (0 when the first was refused).
+        attempts: u32,
+        /// How long it took.
+        elapsed: Duration,
+        /// Whether it returned `Ok`.
+        ok: bool,
+    },
+    // END SOLUTION ONLY
 }
 
 impl Event {
     /// The event's name, the same for every event of its kind, for logs and
     /// metric labels: `admitted`, `rejected`, `recorded`, `released`,
     /// `circuit_opened`, `circuit_half_opened`, `circuit_closed`,
-    /// `attempt_started`, `backoff`, `gave_up`, `cancelled`.
+    /// `attempt_started`, `backoff`, `gave_up`, `cancelled` (and, in the
+    /// solution, `attempt_ended` and `call_ended`).
     ///
     /// ```
     /// use retry_breaker_solution::Event;
@@ -137,6 +164,10 @@ impl Event {
             Event::Backoff { .. } => "backoff",
             Event::GaveUp { .. } => "gave_up",
             Event::Cancelled { .. } => "cancelled",
+            // BEGIN SOLUTION ONLY: the durations of attempts and calls (O9)
+            Event::AttemptEnded { .. } => "attempt_ended",
+            Event::CallEnded { .. } => "call_ended",
+            // END SOLUTION ONLY
         }
     }
 }
@@ -174,6 +205,27 @@ impl fmt::Display for Event {
             Event::Cancelled { attempts_made } => {
                 write!(f, "cancelled after {attempts_made} attempt(s)")
             }
+            // BEGIN SOLUTION ONLY: the durations of attempts and calls (O9)
+            Event::AttemptEnded {
+                attempt,
+                elapsed,
+                verdict,
+            } => write!(f, "attempt {attempt} ended after {elapsed:?}: {verdict:?}"),
+            Event::CallEnded {
+                attempts,
+                elapsed,
+                ok: true,
+            } => write!(
+                f,
+                "call ended after {elapsed:?} and {attempts} attempt(s): Ok"
+            ),
+            Event::CallEnded {
+                attempts, elapsed, ..
+            } => write!(
+                f,
+                "call ended after {elapsed:?} and {attempts} attempt(s): Err"
+            ),
+            // END SOLUTION ONLY
         }
     }
 }
@@ -287,6 +339,35 @@ mod tests {
                 "cancelled",
                 "cancelled after 1 attempt(s)",
             ),
+            // BEGIN SOLUTION ONLY: the durations of attempts and calls (O9)
+            (
+                Event::AttemptEnded {
+                    attempt: 2,
+                    elapsed: ms(40),
+                    verdict: Verdict::Failure,
+                },
+                "attempt_ended",
+                "attempt 2 ended after 40ms: Failure",
+            ),
+            (
+                Event::CallEnded {
+                    attempts: 3,
+                    elapsed: ms(90),
+                    ok: true,
+                },
+                "call_ended",
+                "call ended after 90ms and 3 attempt(s): Ok",
+            ),
+            (
+                Event::CallEnded {
+                    attempts: 0,
+                    elapsed: ms(0),
+                    ok: false,
+                },
+                "call_ended",
+                "call ended after 0ns and 0 attempt(s): Err",
+            ),
+            // END SOLUTION ONLY
         ];
         for (event, name, sentence) in cases {
             assert_eq!(

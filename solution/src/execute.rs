@@ -118,8 +118,11 @@ impl<C: Clock> RetryBreaker<C> {
         // The core lab's reading of outcomes: `Verdict::of`, through the
         // outcome itself (see `attempt::Outcome`).
         if self.has_sink() {
+            let as_it_is = |result| result;
             return self
-                .retry_told(attempts, task, retryable, backoff, cancel, sleeper, true)
+                .retry_told(
+                    attempts, task, retryable, backoff, cancel, sleeper, as_it_is,
+                )
                 .await;
         }
         self.retry(attempts, task, retryable, backoff, cancel, sleeper)
@@ -205,20 +208,21 @@ impl<C: Clock> RetryBreaker<C> {
         Backoff: Fn(u32) -> Duration,
         S: Sleeper,
     {
+        let as_it_is = |result| result;
         self.classified(
-            attempts, task, classify, retryable, backoff, cancel, sleeper, true,
+            attempts, task, classify, retryable, backoff, cancel, sleeper, as_it_is,
         )
         .await
     }
 
-    /// [`execute_classified`](Self::execute_classified) without telling
-    /// how the call ended: for a policy, which may give a better reason
-    /// first.
+    /// [`execute_classified`](Self::execute_classified), with `finish`
+    /// making the loop's result the call's before the end is told: for a
+    /// policy, which may know a better reason why the call gave up.
     #[allow(
         clippy::too_many_arguments,
-        reason = "execute_classified's inputs, passed on as they are"
+        reason = "execute_classified's inputs, passed on as they are, and the finish"
     )]
-    pub(crate) async fn classified<T, E, Task, Fut, Classify, Retryable, Backoff, S>(
+    pub(crate) async fn classified<T, E, Task, Fut, Classify, Retryable, Backoff, S, Finish>(
         &self,
         attempts: u32,
         mut task: Task,
@@ -227,7 +231,7 @@ impl<C: Clock> RetryBreaker<C> {
         backoff: Backoff,
         cancel: &CancellationToken,
         sleeper: &S,
-        end: bool,
+        finish: Finish,
     ) -> Result<T, ExecuteError<E>>
     where
         Task: FnMut() -> Fut,
@@ -236,6 +240,7 @@ impl<C: Clock> RetryBreaker<C> {
         Retryable: Fn(&E) -> bool,
         Backoff: Fn(u32) -> Duration,
         S: Sleeper,
+        Finish: FnOnce(Result<T, ExecuteError<E>>) -> Result<T, ExecuteError<E>>,
     {
         let classify = &classify;
         let task = || {
@@ -248,24 +253,31 @@ impl<C: Clock> RetryBreaker<C> {
         };
         if self.has_sink() {
             return self
-                .retry_told(attempts, task, retryable, backoff, cancel, sleeper, end)
+                .retry_told(attempts, task, retryable, backoff, cancel, sleeper, finish)
                 .await;
         }
-        self.retry(attempts, task, retryable, backoff, cancel, sleeper)
-            .await
+        finish(
+            self.retry(attempts, task, retryable, backoff, cancel, sleeper)
+                .await,
+        )
     }
 
     /// [`retry`](Self::retry) for a breaker with a sink: each attempt and
     /// backoff is told through the loop's own inputs, so the loop knows
-    /// nothing of it (O1), and, if `end`, how the call ended. A call on a
-    /// breaker without a sink never builds this future (O5). With the
-    /// `tracing` feature the call runs in a span, and each attempt in a
-    /// child span, so the sink's own `tracing` events fall inside them (O7).
+    /// nothing of it (O1), then how the call ended, once `finish` has made
+    /// the loop's result the call's. A call on a breaker without a sink
+    /// never builds this future (O5). With the `tracing` feature the call
+    /// runs in a span, and each attempt in a child span, so the sink's own
+    /// `tracing` events fall inside them (O7).
     #[allow(
         clippy::too_many_arguments,
-        reason = "retry's inputs, passed on as they are, and whether to tell the end"
+        reason = "retry's inputs, passed on as they are, and the finish"
     )]
-    async fn retry_told<O, Task, Fut, Retryable, Backoff, S>(
+    #[allow(
+        clippy::let_and_return,
+        reason = "the solution times the call between its end and its return"
+    )]
+    async fn retry_told<O, Task, Fut, Retryable, Backoff, S, Finish>(
         &self,
         attempts: u32,
         task: Task,
@@ -273,7 +285,7 @@ impl<C: Clock> RetryBreaker<C> {
         backoff: Backoff,
         cancel: &CancellationToken,
         sleeper: &S,
-        end: bool,
+        finish: Finish,
     ) -> Result<O::Value, ExecuteError<O::Error>>
     where
         O: Outcome,
@@ -282,8 +294,15 @@ impl<C: Clock> RetryBreaker<C> {
         Retryable: Fn(&O::Error) -> bool,
         Backoff: Fn(u32) -> Duration,
         S: Sleeper,
+        Finish: FnOnce(
+            Result<O::Value, ExecuteError<O::Error>>,
+        ) -> Result<O::Value, ExecuteError<O::Error>>,
     {
         let task = self.telling_attempts(task);
+        // BEGIN SOLUTION ONLY: each attempt and the call are timed on the breaker's clock (O9)
+        let timing = crate::timing::CallTiming::start(self);
+        let task = timing.attempts(task);
+        // END SOLUTION ONLY
         // BEGIN SOLUTION ONLY: with the `tracing` feature, each attempt runs in a span of its own
         #[cfg(feature = "tracing")]
         let task = crate::telemetry::attempt_spans(task);
@@ -293,14 +312,16 @@ impl<C: Clock> RetryBreaker<C> {
             self.tell(|| Event::Backoff { attempt, delay });
             delay
         };
-        let call = async move {
-            match self
-                .retry(attempts, task, retryable, backoff, cancel, sleeper)
-                .await
-            {
-                Err(error) if end => Err(self.told_end(error)),
-                result => result,
-            }
+        let call = async {
+            let result = finish(
+                self.retry(attempts, task, retryable, backoff, cancel, sleeper)
+                    .await,
+            );
+            let result = result.map_err(|error| self.told_end(error));
+            // BEGIN SOLUTION ONLY: each attempt and the call are timed on the breaker's clock (O9)
+            timing.end(&result);
+            // END SOLUTION ONLY
+            result
         };
         // BEGIN SOLUTION ONLY: with the `tracing` feature, the call is a span, its attempts' parent
         #[cfg(feature = "tracing")]

@@ -108,6 +108,9 @@ pub mod telemetry;
 mod time_source;
 #[cfg(feature = "tokio")]
 pub mod timeout;
+// BEGIN SOLUTION ONLY: the durations of attempts and calls (O9)
+mod timing;
+// END SOLUTION ONLY
 mod transition;
 mod verdict;
 mod window;

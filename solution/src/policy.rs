@@ -346,16 +346,35 @@ impl<E> RetryPolicy<E> {
         // Atomic only so that the call's future stays `Send`: one call asks
         // one question at a time.
         let spent = AtomicBool::new(false);
+        // Set when `another` said no: the call ran out of requests to send.
+        let ran_out = AtomicBool::new(false);
         let retryable = |error: &E| {
             (self.retryable)(error)
-                && another()
+                && {
+                    let more = another();
+                    ran_out.store(!more, Ordering::Relaxed);
+                    more
+                }
                 && budget.is_none_or(|budget| {
                     let granted = budget.withdraw(breaker.clock().now());
                     spent.store(!granted, Ordering::Relaxed);
                     granted
                 })
         };
-        let mut result = breaker
+        // `execute` saw the predicate say no with attempts left; say why,
+        // before the end is told, so that the sink hears the reason the
+        // caller gets.
+        let finish = |mut result: Result<T, ExecuteError<E>>| {
+            if let Err(ExecuteError::Task { reason, .. }) = &mut result {
+                if ran_out.load(Ordering::Relaxed) {
+                    *reason = GaveUp::NoCopyLeft;
+                } else if spent.load(Ordering::Relaxed) {
+                    *reason = GaveUp::RetryBudgetSpent;
+                }
+            }
+            result
+        };
+        breaker
             .classified(
                 self.attempts,
                 task,
@@ -364,16 +383,9 @@ impl<E> RetryPolicy<E> {
                 backoff,
                 &self.cancel,
                 sleeper,
-                false,
+                finish,
             )
-            .await;
-        // `execute` saw the predicate say no with attempts left; say why.
-        if let (true, Err(ExecuteError::Task { reason, .. })) =
-            (spent.load(Ordering::Relaxed), &mut result)
-        {
-            *reason = GaveUp::RetryBudgetSpent;
-        }
-        result.map_err(|error| breaker.told_end(error))
+            .await
     }
 }
 

@@ -37,7 +37,7 @@ pub use self::tracing_adapter::trace;
 pub(crate) use self::tracing_adapter::{attempt_spans, call_span};
 
 #[cfg(feature = "metrics")]
-pub use self::metrics_adapter::{BACKOFF, EVENTS, STATE, meter};
+pub use self::metrics_adapter::{ATTEMPT_DURATION, BACKOFF, CALL_DURATION, EVENTS, STATE, meter};
 
 use crate::circuit::Recorded;
 use crate::error::{GaveUp, Rejected};
@@ -273,6 +273,28 @@ mod tracing_adapter {
             Event::Cancelled { attempts_made } => {
                 debug!(breaker = %breaker, event.name = name, attempts_made);
             }
+            Event::AttemptEnded {
+                attempt,
+                elapsed,
+                verdict: outcome,
+            } => debug!(
+                breaker = %breaker,
+                event.name = name,
+                attempt,
+                elapsed_ms = elapsed.as_secs_f64() * 1e3,
+                verdict = verdict(outcome),
+            ),
+            Event::CallEnded {
+                attempts,
+                elapsed,
+                ok,
+            } => debug!(
+                breaker = %breaker,
+                event.name = name,
+                attempts,
+                elapsed_ms = elapsed.as_secs_f64() * 1e3,
+                ok,
+            ),
         }
     }
 }
@@ -285,7 +307,8 @@ mod metrics_adapter {
 
     /// The counter of every event, labelled `breaker`, `event.name` and, by
     /// kind, `reason` (refusals and calls that gave up), `verdict` and
-    /// `stale` (outcomes), `to` (transitions).
+    /// `stale` (outcomes), `to` (transitions), `verdict` (attempts that
+    /// ended) and `outcome` (calls that ended).
     pub const EVENTS: &str = "resilience.breaker.events";
     /// The gauge of each breaker's state, labelled `breaker`: 0 CLOSED,
     /// 1 HALF-OPEN, 2 OPEN, set at each transition.
@@ -293,11 +316,19 @@ mod metrics_adapter {
     /// The histogram of the delays backoff chose, in seconds, labelled
     /// `breaker`.
     pub const BACKOFF: &str = "resilience.breaker.backoff";
+    /// The histogram of how long attempts ran, in seconds on the breaker's
+    /// clock, labelled `breaker` and `verdict` (Polly's attempt duration).
+    pub const ATTEMPT_DURATION: &str = "resilience.breaker.attempt.duration";
+    /// The histogram of how long calls took, in seconds on the breaker's
+    /// clock, backoff included, labelled `breaker` and `outcome` (`ok` or
+    /// `error`; Polly's pipeline duration).
+    pub const CALL_DURATION: &str = "resilience.breaker.call.duration";
 
     /// Counts `event` of the breaker `breaker` with the `metrics` facade
     /// (O8), which costs nothing until a recorder is installed: [`EVENTS`]
     /// for every event, [`STATE`] at each transition, [`BACKOFF`] for each
-    /// backoff.
+    /// backoff, [`ATTEMPT_DURATION`] and [`CALL_DURATION`] as attempts and
+    /// calls of `execute` end (O9).
     ///
     /// ```
     /// use std::time::Duration;
@@ -339,6 +370,22 @@ mod metrics_adapter {
                     .record(delay.as_secs_f64());
             }
             Event::GaveUp { reason, .. } => labels.push(("reason", gave_up(reason).to_owned())),
+            Event::AttemptEnded {
+                elapsed,
+                verdict: outcome,
+                ..
+            } => {
+                let outcome = verdict(outcome);
+                labels.push(("verdict", outcome.to_owned()));
+                metrics::histogram!(ATTEMPT_DURATION, "breaker" => breaker.clone(), "verdict" => outcome)
+                    .record(elapsed.as_secs_f64());
+            }
+            Event::CallEnded { elapsed, ok, .. } => {
+                let outcome = if *ok { "ok" } else { "error" };
+                labels.push(("outcome", outcome.to_owned()));
+                metrics::histogram!(CALL_DURATION, "breaker" => breaker.clone(), "outcome" => outcome)
+                    .record(elapsed.as_secs_f64());
+            }
             _ => {}
         }
         metrics::counter!(EVENTS, &labels).increment(1);

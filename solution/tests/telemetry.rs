@@ -311,6 +311,40 @@ fn o7_o8_each_kind_of_event_has_its_level_its_fields_and_its_labels() {
             vec![("attempts_made", "2")],
             vec![],
         ),
+        (
+            Event::AttemptEnded {
+                attempt: 2,
+                elapsed: ms(1500),
+                verdict: Verdict::Failure,
+            },
+            Level::DEBUG,
+            vec![
+                ("attempt", "2"),
+                ("elapsed_ms", "1500.0"),
+                ("verdict", "failure"),
+            ],
+            vec![("verdict", "failure")],
+        ),
+        (
+            Event::CallEnded {
+                attempts: 3,
+                elapsed: ms(250),
+                ok: true,
+            },
+            Level::DEBUG,
+            vec![("attempts", "3"), ("elapsed_ms", "250.0"), ("ok", "true")],
+            vec![("outcome", "ok")],
+        ),
+        (
+            Event::CallEnded {
+                attempts: 0,
+                elapsed: ms(0),
+                ok: false,
+            },
+            Level::DEBUG,
+            vec![("attempts", "0"), ("elapsed_ms", "0.0"), ("ok", "false")],
+            vec![("outcome", "error")],
+        ),
     ];
     for (event, level, fields, labels) in cases {
         let spy = Spy::default();
@@ -429,14 +463,18 @@ fn o7_a_call_is_a_span_and_each_attempt_a_child_span_holding_its_start() {
         ("admitted", call.to_owned()),
         ("attempt_started", attempt(1, "failure")),
         ("recorded", attempt(1, "failure")),
+        ("attempt_ended", attempt(1, "failure")),
         ("backoff", call.to_owned()),
         ("admitted", call.to_owned()),
         ("attempt_started", attempt(2, "failure")),
         ("recorded", attempt(2, "failure")),
+        ("attempt_ended", attempt(2, "failure")),
         ("backoff", call.to_owned()),
         ("admitted", call.to_owned()),
         ("attempt_started", attempt(3, "success")),
         ("recorded", attempt(3, "success")),
+        ("attempt_ended", attempt(3, "success")),
+        ("call_ended", call.to_owned()),
     ]
     .into_iter()
     .map(|(name, inside)| (name.to_owned(), inside))

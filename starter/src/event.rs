@@ -114,7 +114,8 @@ impl Event {
     /// The event's name, the same for every event of its kind, for logs and
     /// metric labels: `admitted`, `rejected`, `recorded`, `released`,
     /// `circuit_opened`, `circuit_half_opened`, `circuit_closed`,
-    /// `attempt_started`, `backoff`, `gave_up`, `cancelled`.
+    /// `attempt_started`, `backoff`, `gave_up`, `cancelled` (and, in the
+    /// solution, `attempt_ended` and `call_ended`).
     ///
     /// ```
     /// use retry_breaker_starter::Event;

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use retry_breaker::{
-    BreakerLayer, Clock, ExecuteError, GaveUp, ManualClock, ManualSleeper, Registry, RetryBreaker,
-    RetryBudget, RetryPolicy, State, Verdict,
+    BreakerLayer, Clock, Event, ExecuteError, GaveUp, ManualClock, ManualSleeper, Registry,
+    RetryBreaker, RetryBudget, RetryPolicy, State, Verdict,
 };
 use tokio_util::sync::CancellationToken;
 use tower::{Layer, Service};
@@ -677,6 +677,44 @@ fn m2_a_request_that_cannot_be_cloned_gets_exactly_one_attempt() {
             setup.registry.breaker("/charges").state(),
             State::Closed { failures: 1 },
             "M2: the single attempt still goes through the route's breaker (TODO(15))"
+        );
+    });
+}
+
+#[test]
+fn o1_m2_the_sink_hears_the_reason_the_caller_gets_when_no_copy_was_left() {
+    m2(async {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&heard);
+        let clock = ManualClock::new();
+        let registry = Registry::new(
+            RetryBreaker::builder().threshold(3).cooldown(ms(30)),
+            clock.clone(),
+        )
+        .expect("valid settings")
+        .with_event_sink(move |_: &String, event: &Event| {
+            if let Event::GaveUp { reason, .. } = event {
+                log.lock().unwrap().push(*reason);
+            }
+        });
+        let setup = Setup {
+            sleeper: clock.sleeper(),
+            clock,
+            registry: Arc::new(registry),
+        };
+        let mut client = setup
+            .cloning(|_: &String| None)
+            .layer(Gateway::new(&["/charges"]));
+        let result = client.call("/charges".to_owned()).await;
+        assert_eq!(
+            gave_up(&result),
+            Some(GaveUp::NoCopyLeft),
+            "M2 (TODO(15)); got {result:?}"
+        );
+        assert_eq!(
+            *heard.lock().unwrap(),
+            [GaveUp::NoCopyLeft],
+            "O1: the call's end is told once, with the reason its caller gets (TODO(15))"
         );
     });
 }

@@ -1,12 +1,14 @@
 //! The solution's settings beyond the lab, for production: manual control
 //! (C1-C3), a growing cooldown (G1-G4), a probe timeout (P1-P3), a
-//! time-based window (T1-T4) and a registry with a key limit (L1-L3). The
+//! time-based window (T1-T4), a registry with a key limit (L1-L3) and the
+//! durations of attempts and calls (O9). The
 //! student's crate has none of them, so
 //! they are tested here rather than in the shared suite; so is an `anyhow`
 //! error passed on with `?`, which needs a dependency of this crate's tests
 //! alone. One test binary, so that each build of the suite (a mutant's,
 //! say) links one more, not several.
 
+mod durations;
 mod errors;
 mod growing_cooldown;
 mod key_limit;

@@ -93,7 +93,8 @@ impl Lab {
 
     /// The events told since the last look, oldest first.
     pub fn told(&self) -> Vec<Event> {
-        std::mem::take(&mut *self.told.lock().unwrap())
+        let told = std::mem::take(&mut *self.told.lock().unwrap());
+        told.into_iter().filter(is_decision).collect()
     }
 
     /// [`told`](Lab::told), one short line per event (see [`line`]).
@@ -192,4 +193,12 @@ pub fn line(event: &Event) -> String {
         Event::Cancelled { attempts_made } => format!("cancelled {attempts_made}"),
         other => format!("{other:?}"),
     }
+}
+
+/// Whether `event` is one of the decisions the lab's rules speak of (O1).
+/// The solution also times attempts and calls for its production adapters
+/// (O9, tested in the solution's own suite); the lab's traces leave those
+/// timings out, so that they read the same for the student's crate.
+pub fn is_decision(event: &Event) -> bool {
+    !matches!(event.name(), "attempt_ended" | "call_ended")
 }
