@@ -10,7 +10,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -322,12 +322,16 @@ impl<E> RetryPolicy<E> {
 
         let delays = self.delays;
         let planned = move |attempt| delays.after(attempt);
-        let seed = match self.jitter {
-            Jitter::Off => None,
-            Jitter::FreshSeedPerCall => Some(backoff::fresh_seed()),
-            Jitter::Seed(seed) => Some(seed),
-        };
+        // A fresh seed costs a hash of fresh random keys; only a call that
+        // backs off needs one, so it is drawn at the first backoff.
+        let fresh = OnceLock::new();
+        let jitter = self.jitter;
         let backoff = |attempt| {
+            let seed = match jitter {
+                Jitter::Off => None,
+                Jitter::FreshSeedPerCall => Some(*fresh.get_or_init(backoff::fresh_seed)),
+                Jitter::Seed(seed) => Some(seed),
+            };
             let delay = match seed {
                 Some(seed) => backoff::jittered_with_seed(planned, seed)(attempt),
                 None => planned(attempt),
