@@ -252,7 +252,9 @@ where
     /// with no `Arc` outside it cannot be picked up while it goes (R1).
     fn make_room(&self, limit: NonZeroUsize) {
         let mut breakers = self.write();
-        while breakers.len() > limit.get() {
+        // One key goes per turn, so the turns are counted: the keys over the limit.
+        let over = breakers.len().saturating_sub(limit.get());
+        for _ in 0..over {
             let unheld = |breaker: &Arc<RetryBreaker<C>>| Arc::strong_count(breaker) == 1;
             let Some(oldest) = breakers
                 .values()
