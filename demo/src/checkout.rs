@@ -2,20 +2,51 @@
 //! accepts an order as pending when payment is unavailable instead of
 //! turning the customer away.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{ChargeError, PaymentClient, Receipt};
-use crate::kit::{self, ExecuteError, Rejected, RetryBreaker, State, TokioClock, TokioSleeper};
+use crate::kit::{self, Event, ExecuteError, Rejected, RetryBreaker, TokioClock, TokioSleeper};
 use crate::orders::{Order, OrderBook, OrderId, OrderStatus};
-use crate::timeline::{Outcome, StateAfter, Timeline};
+use crate::timeline::{InCall, Outcome, StateAfter, Timeline};
 
 /// The timeline's note when an order is accepted without payment.
 pub const PENDING_NOTE: &str = "accepted as PENDING, to be charged later";
 /// The timeline's note when an order is lost.
 pub const LOST_NOTE: &str = "LOST: the customer saw an error page";
+
+tokio::task_local! {
+    /// The call whose future is being polled: the breaker tells its events
+    /// from inside that poll, so the sink learns which call an event is
+    /// about without the event carrying it.
+    static CALL: CallInScope;
+}
+
+/// What the event sink knows of the call being polled.
+struct CallInScope {
+    /// The call, as the timeline names it.
+    label: String,
+    started: Instant,
+    /// Attempts the breaker has answered, admitted or refused: each attempt
+    /// asks once.
+    answered: Cell<u32>,
+}
+
+impl CallInScope {
+    fn hears(&self, event: &Event) -> InCall<'_> {
+        if matches!(event, Event::Admitted { .. } | Event::Rejected(_)) {
+            self.answered.set(self.answered.get() + 1);
+        }
+        InCall {
+            call: &self.label,
+            attempt: self.answered.get(),
+            started: self.started,
+        }
+    }
+}
 
 /// How hard one call tries before it gives up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,8 +171,10 @@ impl Checkout {
         cancel: CancellationToken,
     ) -> Self {
         let record = timeline.clone();
-        let breaker =
-            breaker.with_transition_hook(move |transition| record.transition(*transition));
+        let breaker = breaker.with_event_sink(move |event| {
+            CALL.try_with(|call| record.told(Some(call.hears(event)), event))
+                .unwrap_or_else(|_| record.told(None, event));
+        });
         Checkout {
             breaker,
             client,
@@ -215,33 +248,24 @@ impl Checkout {
 
     /// Pays for `order` through the breaker, with bounded, jittered retries.
     ///
-    /// Every attempt, and every refusal, goes to the timeline. The book is
-    /// left alone: the caller decides what the result means for the order.
+    /// Every attempt, and every refusal, goes to the timeline, from the
+    /// breaker's event stream. The book is left alone: the caller decides what the result means for the order.
     pub async fn pay(&self, order: &Order, caller: Caller) -> Payment {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let label = caller.label(order.id);
         let label = label.as_str();
-        let started = Instant::now();
 
+        // The breaker's events open each attempt's row (see `Timeline::told`);
+        // the task adds what only it knows, the gateway's answer.
         let mut attempts_started = 0;
         let task = || {
             attempts_started += 1;
             let attempt = attempts_started;
-            // The task starts once the breaker has admitted the attempt, so a
-            // half-open circuit here means this attempt is its probe.
-            let probe = matches!(self.breaker.state(), State::HalfOpen { .. });
             async move {
                 let sent = Instant::now();
                 let result = self.client.charge(order).await;
-                let took = sent.elapsed();
-                self.timeline.attempt(
-                    label,
-                    attempt,
-                    probe,
-                    row(&result),
-                    Some(took),
-                    StateAfter::Awaiting,
-                );
+                self.timeline
+                    .answered(label, attempt, row(&result), sent.elapsed());
                 result
             }
         };
@@ -255,25 +279,25 @@ impl Checkout {
             // The loop asks for the backoff right after reporting the failed
             // attempt, so the state now is the state that attempt left.
             self.timeline.fill_states(self.breaker.state());
-            let delay = jittered(failed_attempt);
-            self.timeline.retry_after(label, failed_attempt, delay);
-            delay
+            jittered(failed_attempt)
         };
 
-        let result = self
-            .breaker
-            .execute_classified(
-                self.retry.attempts,
-                task,
-                ChargeError::verdict,
-                ChargeError::is_retryable,
-                backoff,
-                &self.cancel,
-                &TokioSleeper,
-            )
-            .await;
-        let state = self.breaker.state();
-        self.timeline.fill_states(state);
+        let call = self.breaker.execute_classified(
+            self.retry.attempts,
+            task,
+            ChargeError::verdict,
+            ChargeError::is_retryable,
+            backoff,
+            &self.cancel,
+            &TokioSleeper,
+        );
+        let scope = CallInScope {
+            label: label.to_owned(),
+            started: Instant::now(),
+            answered: Cell::new(0),
+        };
+        let result = CALL.scope(scope, call).await;
+        self.timeline.fill_states(self.breaker.state());
 
         match result {
             Ok(receipt) => Payment::Paid(receipt),
@@ -282,20 +306,7 @@ impl Checkout {
             Err(ExecuteError::Task { source, .. }) if source.is_callers_fault() => {
                 Payment::Declined(source)
             }
-            Err(ExecuteError::Rejected {
-                attempt, rejection, ..
-            }) => {
-                // Only a first-attempt refusal measures a whole call that the
-                // breaker turned away; a later one follows real requests.
-                let took = (attempt == 1).then(|| started.elapsed());
-                self.timeline.attempt(
-                    label,
-                    attempt,
-                    false,
-                    Outcome::Refused(rejection),
-                    took,
-                    StateAfter::Known(state),
-                );
+            Err(ExecuteError::Rejected { rejection, .. }) => {
                 Payment::Unavailable(Unavailable::Refused(rejection))
             }
             Err(ExecuteError::Task { source, .. }) => {

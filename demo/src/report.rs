@@ -200,6 +200,7 @@ pub(crate) fn outcome(outcome: &Outcome) -> String {
         }
         // `Rejected` may grow: its own sentence says the rest.
         Outcome::Refused(other) => format!("refused by the breaker: {other}"),
+        Outcome::Unanswered => "no answer: still out, or its call was cancelled".to_owned(),
         Outcome::Note(text) => text.clone(),
     }
 }

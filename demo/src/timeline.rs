@@ -1,11 +1,20 @@
 //! What happened during a scenario, row by row, as the demo prints it and
 //! the tests check it.
+//!
+//! A checkout's rows are drawn from the breaker's event stream (O1): an
+//! attempt's row is opened when the retry loop tells that the attempt
+//! started, marked as the probe when the breaker tells it admitted the probe,
+//! turned into a refusal when it tells a rejection, and given its backoff
+//! when the loop tells it; its circuit's changes are the stream's
+//! transitions. Only what the breaker cannot know comes from the checkout:
+//! the gateway's answer (a charge id, or the error) and how long the request
+//! took.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::client::ChargeError;
-use crate::kit::{Rejected, State, Transition};
+use crate::kit::{Event, Rejected, State, Transition};
 
 /// How one row of the timeline turned out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +33,9 @@ pub enum Outcome {
     },
     /// The breaker refused the attempt: no request was sent.
     Refused(Rejected),
+    /// The attempt started and has no answer: still in flight, or its call
+    /// was cancelled before the gateway answered.
+    Unanswered,
     /// Something worth saying that is not an attempt.
     Note(String),
 }
@@ -80,6 +92,17 @@ impl Row {
     }
 }
 
+/// Where the breaker is in the call an event is told during.
+#[derive(Debug, Clone, Copy)]
+pub struct InCall<'a> {
+    /// The call, as the timeline names it.
+    pub call: &'a str,
+    /// The attempt the breaker answered last, admitted or refused, from 1.
+    pub attempt: u32,
+    /// When the call started.
+    pub started: Instant,
+}
+
 /// A shared, append-only record of a scenario. Clones share one record.
 #[derive(Debug, Clone)]
 pub struct Timeline {
@@ -110,8 +133,9 @@ impl Timeline {
         self.inner.start.elapsed()
     }
 
-    /// Records an attempt, or a refusal, of `call`, which has just ended
-    /// after `took`.
+    /// Records an attempt of `call` made without a breaker, which has just
+    /// ended after `took`. (A call through the breaker is recorded from its
+    /// events: see [`told`](Self::told).)
     pub fn attempt(
         &self,
         call: &str,
@@ -133,6 +157,58 @@ impl Timeline {
         });
     }
 
+    /// Takes in one event of the breaker's stream, told during the call
+    /// `during` (or outside any call, with `None`).
+    ///
+    /// Events the timeline has no column for (outcomes recorded, permits
+    /// given back, a call that gives up) change nothing: the row already
+    /// says what became of the attempt.
+    pub fn told(&self, during: Option<InCall<'_>>, event: &Event) {
+        match (event, during) {
+            (Event::Transition(transition), _) => self.transition(*transition),
+            (Event::Admitted { probe, .. }, Some(during)) => self.push(Row {
+                at: self.elapsed(),
+                call: during.call.to_owned(),
+                attempt: Some(during.attempt),
+                probe: *probe,
+                outcome: Outcome::Unanswered,
+                took: None,
+                state_after: StateAfter::Awaiting,
+            }),
+            (Event::Rejected(rejection), Some(during)) => {
+                // Only a first-attempt refusal measures a whole call that the
+                // breaker turned away; a later one follows real requests.
+                let took = (during.attempt == 1).then(|| during.started.elapsed());
+                self.push(Row {
+                    at: self.elapsed().saturating_sub(took.unwrap_or_default()),
+                    call: during.call.to_owned(),
+                    attempt: Some(during.attempt),
+                    probe: false,
+                    outcome: Outcome::Refused(*rejection),
+                    took,
+                    state_after: StateAfter::Awaiting,
+                });
+            }
+            (Event::Backoff { attempt, delay }, Some(during)) => {
+                self.update_attempt(during.call, *attempt, |row| {
+                    if let Outcome::Failed { retry_in, .. } = &mut row.outcome {
+                        *retry_in = Some(*delay);
+                    }
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Gives the attempt `attempt` of `call`, opened by the event stream,
+    /// the gateway's answer, which took `took`.
+    pub fn answered(&self, call: &str, attempt: u32, outcome: Outcome, took: Duration) {
+        self.update_attempt(call, attempt, |row| {
+            row.outcome = outcome;
+            row.took = Some(took);
+        });
+    }
+
     /// Records a remark about `call` (or about the scenario, with `""`).
     pub fn note(&self, call: &str, text: impl Into<String>) {
         self.push(Row {
@@ -144,23 +220,6 @@ impl Timeline {
             took: None,
             state_after: StateAfter::NoBreaker,
         });
-    }
-
-    /// Writes down the backoff chosen after attempt `attempt` of `call`
-    /// failed.
-    pub fn retry_after(&self, call: &str, attempt: u32, delay: Duration) {
-        let mut rows = self.rows_guard();
-        let failed = rows
-            .iter_mut()
-            .rev()
-            .find(|row| row.call == call && row.attempt == Some(attempt));
-        if let Some(Row {
-            outcome: Outcome::Failed { retry_in, .. },
-            ..
-        }) = failed
-        {
-            *retry_in = Some(delay);
-        }
     }
 
     /// Gives every attempt still awaiting its verdict the breaker's `state`.
@@ -179,7 +238,7 @@ impl Timeline {
     }
 
     /// Records a state change of the breaker.
-    pub fn transition(&self, transition: Transition) {
+    fn transition(&self, transition: Transition) {
         lock(&self.inner.transitions).push(transition);
     }
 
@@ -195,6 +254,18 @@ impl Timeline {
 
     fn push(&self, row: Row) {
         self.rows_guard().push(row);
+    }
+
+    /// Changes the row of attempt `attempt` of `call`.
+    fn update_attempt(&self, call: &str, attempt: u32, change: impl FnOnce(&mut Row)) {
+        let mut rows = self.rows_guard();
+        let row = rows
+            .iter_mut()
+            .rev()
+            .find(|row| row.call == call && row.attempt == Some(attempt));
+        if let Some(row) = row {
+            change(row);
+        }
     }
 
     fn rows_guard(&self) -> MutexGuard<'_, Vec<Row>> {

@@ -167,6 +167,34 @@ fn requests(rows: &[Row]) -> u64 {
     rows.iter().filter(|row| row.is_request()).count() as u64
 }
 
+/// The attempt rows of `call`, each as a few words: its number, whether it
+/// was the probe, how it ended, whether a backoff was told after it, and
+/// whether it has a duration.
+fn attempts_of(rows: &[Row], call: &str) -> Vec<String> {
+    rows.iter()
+        .filter(|row| row.call == call)
+        .filter_map(|row| {
+            let attempt = row.attempt?;
+            let probe = if row.probe { " probe" } else { "" };
+            let (ended, retry) = match &row.outcome {
+                Outcome::Charged(_) => ("paid", false),
+                Outcome::Declined(_) => ("declined", false),
+                Outcome::Failed { retry_in, .. } => ("failed", retry_in.is_some()),
+                Outcome::Refused(_) => ("refused", false),
+                Outcome::Unanswered => ("unanswered", false),
+                Outcome::Note(_) => return None,
+            };
+            let retry = if retry { "retry told" } else { "no retry" };
+            let timed = if row.took.is_some() {
+                "timed"
+            } else {
+                "not timed"
+            };
+            Some(format!("{attempt}{probe} {ended}, {retry}, {timed}"))
+        })
+        .collect()
+}
+
 fn probes(rows: &[Row]) -> usize {
     rows.iter().filter(|row| row.probe).count()
 }
@@ -198,6 +226,14 @@ async fn an_open_circuit_sends_the_down_gateway_no_requests() {
     // The first order's three attempts reach the threshold; nothing after.
     assert_eq!(report.gateway.requests, 3);
     assert_eq!(requests(&report.rows), 3);
+    assert_eq!(
+        attempts_of(&report.rows, "order-1"),
+        [
+            "1 failed, retry told, timed",
+            "2 failed, retry told, timed",
+            "3 failed, no retry, timed",
+        ]
+    );
     assert_eq!(phases(&report), [(Phase::Closed, Phase::Open)]);
     assert_eq!(report.summary.calls, 6);
     assert_eq!(report.summary.avoided, 5, "orders 2 to 6 were refused");
@@ -306,6 +342,21 @@ async fn a_failed_probe_reopens_the_circuit_and_sends_nothing_more() {
         ]
     );
     assert_eq!(probes(&report.rows), 1);
+    // The rows come from the breaker's events: the probe is the attempt it
+    // admitted as one, its backoff the one the retry loop told, and the
+    // refusal of its retry is attempt 2 of the same call, with no time of
+    // its own (only a call refused at once is timed as a whole).
+    assert_eq!(
+        attempts_of(&report.rows, "order-2"),
+        [
+            "1 probe failed, retry told, timed",
+            "2 refused, no retry, not timed",
+        ]
+    );
+    assert_eq!(
+        attempts_of(&report.rows, "order-3"),
+        ["1 refused, no retry, timed"]
+    );
     // The probe is a single request: its own retry, and order 3, are refused.
     assert_eq!(report.gateway.requests, 3 + 1);
     assert_eq!(report.summary.avoided, 2);

@@ -97,7 +97,8 @@ fn items(row: &Row) -> Vec<Item> {
             Outcome::Charged(_) | Outcome::Declined(_) => Some(AttemptMark::Success),
             Outcome::Failed { .. } => Some(AttemptMark::Failure),
             Outcome::Refused(_) => Some(AttemptMark::Refused),
-            Outcome::Note(_) => None,
+            // An attempt with no answer has no end to draw.
+            Outcome::Unanswered | Outcome::Note(_) => None,
         };
         if let Some(mark) = mark {
             let probe = if row.probe { "probe, " } else { "" };
