@@ -140,6 +140,48 @@ tune *args:
 bench filter="":
     cargo bench -p retry-breaker-bench -- {{filter}}
 
+# Instructions per call on ours' hot paths, with and without an event sink, counted by callgrind (exact from run to run); `just bench-instructions REV` adds the same count on an older commit, for "no slower than before" (needs valgrind: apt-get install valgrind).
+bench-instructions base="":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v valgrind >/dev/null || { echo "bench-instructions needs valgrind: apt-get install valgrind" >&2; exit 1; }
+    paths=(closed-try open-try closed-execute open-execute)
+    # The instructions one call costs: two runs, 1,000 and 11,000 calls,
+    # so that start-up and set-up cancel out.
+    per_call() {
+        local program=$1; shift
+        local few many
+        few=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$program" "$1" 1000 "${@:2}" 2>&1 | sed -n 's/.*Collected : //p')
+        many=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$program" "$1" 11000 "${@:2}" 2>&1 | sed -n 's/.*Collected : //p')
+        [[ -n $few && -n $many ]] || { echo "callgrind counted nothing for $program $*" >&2; exit 1; }
+        echo $(( (many - few) / 10000 ))
+    }
+    cargo build --quiet --release -p retry-breaker-bench --example instructions
+    here=target/release/examples/instructions
+    base_program=""
+    if [[ -n "{{base}}" ]]; then
+        tree=target/instructions-base
+        rm -rf "$tree"; git worktree prune
+        git worktree add --quiet --detach "$tree" "{{base}}"
+        trap 'git worktree remove --force "$tree"' EXIT
+        mkdir -p "$tree/bench/examples"
+        if grep -q "fn with_event_sink" "$tree/solution/src/breaker.rs"; then
+            cp bench/examples/instructions.rs "$tree/bench/examples/"
+        else
+            sed '/BEGIN SINK/,/END SINK/c\    let _ = sink;' bench/examples/instructions.rs > "$tree/bench/examples/instructions.rs"
+        fi
+        (cd "$tree" && CARGO_TARGET_DIR=../instructions-base-build cargo build --quiet --release -p retry-breaker-bench --example instructions)
+        base_program=target/instructions-base-build/release/examples/instructions
+    fi
+    printf '%-16s %10s %10s' path "no sink" "a sink"
+    [[ -n $base_program ]] && printf ' %14s' "{{base}}, no sink"
+    echo "   (instructions per call)"
+    for path in "${paths[@]}"; do
+        printf '%-16s %10s %10s' "$path" "$(per_call $here $path)" "$(per_call $here $path --sink)"
+        [[ -n $base_program ]] && printf ' %14s' "$(per_call $base_program $path)"
+        echo
+    done
+
 # The bench crate's own tests (its summary table), outside test-solution so the suite never builds criterion and the peers (cargo: `cargo test -p retry-breaker-bench`).
 test-bench:
     cargo test -p retry-breaker-bench
