@@ -9,6 +9,7 @@ use retry_breaker::{
     State, SystemClock, TokioSleeper, Transition, backoff,
 };
 
+use crate::support::timeline::Timeline;
 use crate::support::{Fault, ms};
 
 mod budget;
@@ -304,4 +305,42 @@ fn h1_a_bulkhead_with_no_room_is_a_configuration_error() {
     let error = built.expect_err("H1: a bulkhead of 0 slots is refused");
     assert_eq!(error, retry_breaker::ConfigError::ZeroInFlight);
     assert!(error.to_string().contains("at least 1"), "{error}");
+}
+
+#[test]
+fn a_failing_test_shows_the_end_of_its_timeline_under_its_message() {
+    let clock = ManualClock::new();
+    let timeline = Timeline::new(clock.clone());
+    assert_eq!(
+        timeline.failure_note(),
+        None,
+        "nothing happened: nothing to show"
+    );
+    timeline.log("test", "line 1");
+    assert_eq!(
+        timeline.failure_note().as_deref(),
+        Some(
+            "\n  the breaker's timeline in this test (every line, manual clock):\n    t=0ms    test     line 1"
+        )
+    );
+    for n in 2..=10 {
+        clock.advance(ms(1));
+        timeline.log("test", format!("line {n}"));
+    }
+    let note = timeline.failure_note().expect("ten lines");
+    let lines: Vec<&str> = note.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2 + 8,
+        "a blank line, a heading and the last 8 lines"
+    );
+    assert_eq!(
+        lines[..3],
+        [
+            "",
+            "  the breaker's timeline in this test (the last 8 of 10 lines, manual clock):",
+            "    t=2ms    test     line 3",
+        ]
+    );
+    assert_eq!(lines[9], "    t=9ms    test     line 10");
 }

@@ -38,6 +38,27 @@ pub struct Lab {
     told: Arc<Mutex<Vec<Event>>>,
     /// Stops the suite if the test using this lab deadlocks.
     _alarm: Alarm,
+    /// Shows the end of the timeline if the test fails while the lab lives.
+    _shown: ShownOnFailure,
+}
+
+/// The end of a lab's timeline, printed when the lab is dropped by a failing
+/// test's unwinding: the transitions (and whatever the test wrote down) that
+/// led to the failure, stamped with the manual clock, under the failure's
+/// message. A panic the test caught on purpose drops no lab, and nothing is
+/// printed inside [`quietly`](super::panics::quietly), where a property test
+/// shrinks its case.
+struct ShownOnFailure(Timeline);
+
+impl Drop for ShownOnFailure {
+    fn drop(&mut self) {
+        if !std::thread::panicking() || super::panics::is_quiet() {
+            return;
+        }
+        if let Some(note) = self.0.failure_note() {
+            eprintln!("{note}");
+        }
+    }
 }
 
 impl Lab {
@@ -108,6 +129,7 @@ impl Lab {
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let log = Arc::clone(&transitions);
         let traced = timeline.clone();
+        let shown = ShownOnFailure(timeline.clone());
         let breaker = breaker.with_transition_hook(move |t| {
             log.lock().unwrap().push(*t);
             traced.transition(t);
@@ -120,6 +142,7 @@ impl Lab {
             transitions,
             told: Arc::default(),
             _alarm: Alarm::set(Duration::from_secs(10)),
+            _shown: shown,
         }
     }
 

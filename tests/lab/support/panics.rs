@@ -41,6 +41,11 @@ pub fn quietly<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Whether panic messages on this thread are silenced (see [`quietly`]).
+pub fn is_quiet() -> bool {
+    QUIET.with(Cell::get)
+}
+
 fn concise(info: &PanicHookInfo<'_>) {
     if QUIET.with(Cell::get) {
         return;

@@ -9,6 +9,11 @@ use std::time::Duration;
 
 use retry_breaker::{Clock, ManualClock, Sleeper, Transition};
 
+/// Lines of a timeline a failing test shows at most: the end of the story
+/// is where it went wrong, and `just test N` shows each failure in a few
+/// lines.
+pub const SHOWN: usize = 8;
+
 #[derive(Clone)]
 pub struct Timeline {
     clock: ManualClock,
@@ -48,6 +53,28 @@ impl Timeline {
 
     pub fn render(&self) -> String {
         self.lines.lock().unwrap().join("\n")
+    }
+
+    /// What a failing test shows under its message: a blank line, then the
+    /// timeline's last [`SHOWN`] lines; `None` for an empty timeline, or one
+    /// locked by the write that panicked.
+    pub fn failure_note(&self) -> Option<String> {
+        let lines = self.lines.try_lock().ok()?;
+        let shown = &lines[lines.len().saturating_sub(SHOWN)..];
+        if shown.is_empty() {
+            return None;
+        }
+        let which = if lines.len() > shown.len() {
+            format!("the last {} of {} lines", shown.len(), lines.len())
+        } else {
+            "every line".to_owned()
+        };
+        let mut note = format!("\n  the breaker's timeline in this test ({which}, manual clock):");
+        for line in shown {
+            note.push_str("\n    ");
+            note.push_str(line);
+        }
+        Some(note)
     }
 
     fn push(&self, at: Duration, who: &str, what: impl Display) {
