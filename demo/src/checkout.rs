@@ -249,7 +249,8 @@ impl Checkout {
     /// Pays for `order` through the breaker, with bounded, jittered retries.
     ///
     /// Every attempt, and every refusal, goes to the timeline, from the
-    /// breaker's event stream. The book is left alone: the caller decides what the result means for the order.
+    /// breaker's event stream. The book is left alone: the caller decides
+    /// what the result means for the order.
     pub async fn pay(&self, order: &Order, caller: Caller) -> Payment {
         self.calls.fetch_add(1, Ordering::Relaxed);
         let label = caller.label(order.id);
