@@ -145,7 +145,7 @@ bench-instructions base="":
     #!/usr/bin/env bash
     set -euo pipefail
     command -v valgrind >/dev/null || { echo "bench-instructions needs valgrind: apt-get install valgrind" >&2; exit 1; }
-    paths=(closed-try open-try closed-execute open-execute)
+    paths=(closed-try open-try closed-execute open-execute closed-policy closed-layer)
     # The instructions one call costs: two runs, 1,000 and 11,000 calls,
     # so that start-up and set-up cancel out.
     per_call() {

@@ -13,22 +13,29 @@
 //! `instructions PATH CALLS [--sink]`: PATH is one of `closed-try`
 //! (`try_acquire` + `success` on a CLOSED breaker), `open-try` (a refused
 //! `try_acquire`), `closed-execute` (`execute` of a task that is ready at
-//! once) and `open-execute` (`execute` refused); `--sink` gives the breaker
+//! once), `open-execute` (`execute` refused), `closed-policy`
+//! (`RetryPolicy::run` of the same task) and `closed-layer` (a request
+//! through `BreakerLayer`, `poll_ready` then `call`, to a service that
+//! answers at once); `--sink` gives the breaker (or the layer's registry)
 //! an event sink that does nothing, to show what telling costs.
 
 use std::hint::black_box;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::task::{Context, Waker};
 use std::time::Duration;
 
-use retry_breaker_bench::ready;
-use retry_breaker_solution::{RetryBreaker, TokioClock, TokioSleeper};
+use retry_breaker_bench::{Answer, ready};
+use retry_breaker_solution::{
+    BreakerLayer, Registry, RetryBreaker, RetryPolicy, TokioClock, TokioSleeper,
+};
 use tokio_util::sync::CancellationToken;
+use tower::{Layer, Service};
 
 const THRESHOLD: u32 = 5;
 const COOLDOWN: Duration = Duration::from_secs(3600);
 
-const USAGE: &str =
-    "usage: instructions closed-try|open-try|closed-execute|open-execute CALLS [--sink]";
+const USAGE: &str = "usage: instructions closed-try|open-try|closed-execute|open-execute|closed-policy|closed-layer CALLS [--sink]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -70,12 +77,60 @@ fn main() -> ExitCode {
                 black_box(result.is_ok());
             }
         }
+        "closed-policy" => {
+            let policy = RetryPolicy::constant(Duration::ZERO)
+                .attempts(3)
+                .without_jitter();
+            for _ in 0..calls {
+                let result = ready(|| {
+                    policy.run(black_box(&breaker), &TokioSleeper, || {
+                        Answer.call(black_box(1))
+                    })
+                });
+                black_box(result.is_ok());
+            }
+        }
+        "closed-layer" => {
+            let policy = RetryPolicy::constant(Duration::ZERO)
+                .attempts(3)
+                .without_jitter();
+            let layer =
+                BreakerLayer::new(Arc::new(registry(sink)), policy, TokioSleeper, |_: &u64| ());
+            let mut client = layer.layer(Answer);
+            let mut cx = Context::from_waker(Waker::noop());
+            for _ in 0..calls {
+                assert!(client.poll_ready(&mut cx).is_ready());
+                black_box(ready(|| client.call(black_box(1))).is_ok());
+            }
+        }
         _ => {
             eprintln!("no path {path:?}\n{USAGE}");
             return ExitCode::from(2);
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The layer's registry as the benchmarks build it: breakers by route (one
+/// route here).
+fn registry(sink: bool) -> Registry<(), TokioClock> {
+    let registry = Registry::new(
+        RetryBreaker::builder()
+            .threshold(THRESHOLD)
+            .cooldown(COOLDOWN),
+        TokioClock::new(),
+    )
+    .expect("valid settings");
+    // BEGIN SINK
+    let registry = if sink {
+        registry.with_event_sink(|_: &(), event| {
+            black_box(event);
+        })
+    } else {
+        registry
+    };
+    // END SINK
+    registry
 }
 
 /// Ours, as the benchmarks build it, opened by `THRESHOLD` failures when
