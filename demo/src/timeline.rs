@@ -2,13 +2,12 @@
 //! the tests check it.
 //!
 //! A checkout's rows are drawn from the breaker's event stream (O1): an
-//! attempt's row is opened when the retry loop tells that the attempt
-//! started, marked as the probe when the breaker tells it admitted the probe,
-//! turned into a refusal when it tells a rejection, and given its backoff
-//! when the loop tells it; its circuit's changes are the stream's
-//! transitions. Only what the breaker cannot know comes from the checkout:
-//! the gateway's answer (a charge id, or the error) and how long the request
-//! took.
+//! attempt's row is opened when the breaker tells that it admitted the
+//! attempt (marked as the probe if it was admitted as one) or refused it,
+//! and given its backoff when the retry loop tells it; the circuit's
+//! changes are the stream's transitions. Only what the breaker cannot know
+//! comes from the checkout: the gateway's answer (a charge id, or the
+//! error) and how long the request took.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};

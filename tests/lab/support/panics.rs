@@ -47,7 +47,7 @@ pub fn is_quiet() -> bool {
 }
 
 fn concise(info: &PanicHookInfo<'_>) {
-    if QUIET.with(Cell::get) {
+    if is_quiet() {
         return;
     }
     let payload = info.payload();
