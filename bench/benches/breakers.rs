@@ -44,6 +44,13 @@ use tower_resilience_circuitbreaker::{
 const THRESHOLD: u32 = 5;
 const COOLDOWN: Duration = Duration::from_secs(3600);
 
+/// How the lines that bound a target begin. A floor is work the contract
+/// requires (the token check of E2, a refusal's remaining time read on the
+/// breaker's injected clock), so its lead over the faster peer is the most
+/// that any implementation of the contract could lead by on this machine,
+/// whatever its design: a speed-up target above it is out of reach here.
+const ALLOWS: &str = "(what the contract allows)";
+
 type Ours = RetryBreaker<TokioClock>;
 type Failsafe = StateMachine<ConsecutiveFailures<Constant>, ()>;
 
@@ -450,6 +457,28 @@ async fn closed_floor(
     outcome
 }
 
+/// Attempt 1 of a CLOSED `execute` as a named `Execute` future would run it
+/// inline, before any retry machinery: the token check, `try_acquire`, the
+/// task, its verdict, written with the breaker's public parts. No time
+/// check, no catch of a panic, no retry state: an estimate from below of
+/// what that design could reach.
+async fn first_attempt_inline(
+    breaker: &Ours,
+    cancel: &CancellationToken,
+    task: impl FnOnce() -> std::future::Ready<Result<u64, ()>>,
+) -> Result<u64, ()> {
+    if cancel.is_cancelled() {
+        return Err(());
+    }
+    let permit = breaker.try_acquire().map_err(|_| ())?;
+    let outcome = task().await;
+    black_box(match outcome {
+        Ok(_) => permit.success(),
+        Err(()) => permit.failure(),
+    });
+    outcome
+}
+
 /// What no `execute` can skip on an OPEN breaker: check the token, load the
 /// word, read the breaker's clock, in the smallest async function.
 async fn open_floor(
@@ -491,53 +520,59 @@ fn measure_targets() -> Vec<Target> {
     let open = ours_open();
     let mut try_acquire_open = || open.try_acquire().err();
     let (recloser, failsafe) = (recloser_open(), failsafe_open());
+    let mut recloser_refuses = || recloser.call(|| Ok::<u64, ()>(black_box(1))).is_err();
+    let mut failsafe_refuses = || failsafe.is_call_permitted();
     let (speed_up, peer) = over_faster_peer([
-        (
-            lead(&mut try_acquire_open, || {
-                recloser.call(|| Ok::<u64, ()>(black_box(1))).is_err()
-            }),
-            RECLOSER,
-        ),
-        (
-            lead(&mut try_acquire_open, || failsafe.is_call_permitted()),
-            FAILSAFE,
-        ),
+        (lead(&mut try_acquire_open, &mut recloser_refuses), RECLOSER),
+        (lead(&mut try_acquire_open, &mut failsafe_refuses), FAILSAFE),
     ]);
     target(
         format!("`try_acquire` OPEN rejection, at least 1.2x faster than the faster peer ({peer})"),
         Goal::AtLeast(1.2),
         speed_up,
     );
+    let try_acquire_open_floor = || (load(), black_box(&clock).now());
     target(
         "`try_acquire` OPEN rejection, within 1.15x of its floor (the breaker's clock read + atomic load)".to_owned(),
         Goal::AtMost(1.15),
-        paired::ratio(&mut try_acquire_open, || (load(), black_box(&clock).now())),
+        paired::ratio(&mut try_acquire_open, try_acquire_open_floor),
     );
     target(
         "(for information) the same, against a bare `Instant::now()` + atomic load".to_owned(),
         Goal::Shown,
         paired::ratio(&mut try_acquire_open, || (load(), Instant::now())),
     );
-
-    // `execute`, OPEN.
-    let mut execute_open = || ours_execute(&open, &cancel).is_err();
-    let (recloser, failsafe) = (AsyncRecloser::from(recloser_open()), failsafe_open());
-    let resilience = resilience_open();
-    let (speed_up, peer) = over_faster_peer([
+    let (allowed, peer) = over_faster_peer([
         (
-            lead(&mut execute_open, || recloser_execute(&recloser).is_err()),
+            lead(try_acquire_open_floor, &mut recloser_refuses),
             RECLOSER,
         ),
         (
-            lead(&mut execute_open, || failsafe_execute(&failsafe).is_err()),
+            lead(try_acquire_open_floor, &mut failsafe_refuses),
             FAILSAFE,
         ),
-        (
-            lead(&mut execute_open, || {
-                resilience_execute(&resilience).is_err()
-            }),
-            RESILIENCE,
+    ]);
+    target(
+        format!(
+            "{ALLOWS} `try_acquire` OPEN's floor against the faster peer ({peer}): the most any implementation could lead by"
         ),
+        Goal::Shown,
+        allowed,
+    );
+
+    // `execute`, OPEN.
+    let mut execute_open = || ours_execute(&open, &cancel).is_err();
+    let execute_open_floor =
+        || ready(|| open_floor(black_box(&cancel), black_box(&word), black_box(&clock)));
+    let (recloser, failsafe) = (AsyncRecloser::from(recloser_open()), failsafe_open());
+    let resilience = resilience_open();
+    let mut recloser_refuses = || recloser_execute(&recloser).is_err();
+    let mut failsafe_refuses = || failsafe_execute(&failsafe).is_err();
+    let mut resilience_refuses = || resilience_execute(&resilience).is_err();
+    let (speed_up, peer) = over_faster_peer([
+        (lead(&mut execute_open, &mut recloser_refuses), RECLOSER),
+        (lead(&mut execute_open, &mut failsafe_refuses), FAILSAFE),
+        (lead(&mut execute_open, &mut resilience_refuses), RESILIENCE),
     ]);
     target(
         format!("`execute` OPEN rejection, at least 1.2x faster than the faster peer ({peer})"),
@@ -547,29 +582,44 @@ fn measure_targets() -> Vec<Target> {
     target(
         "(for information) `execute` OPEN rejection against its floor (async: token check + atomic load + the breaker's clock read)".to_owned(),
         Goal::Shown,
-        paired::ratio(&mut execute_open, || {
-            ready(|| open_floor(black_box(&cancel), black_box(&word), black_box(&clock)))
-        }),
+        paired::ratio(&mut execute_open, execute_open_floor),
+    );
+    let (allowed, peer) = over_faster_peer([
+        (lead(execute_open_floor, &mut recloser_refuses), RECLOSER),
+        (lead(execute_open_floor, &mut failsafe_refuses), FAILSAFE),
+        (
+            lead(execute_open_floor, &mut resilience_refuses),
+            RESILIENCE,
+        ),
+    ]);
+    target(
+        format!(
+            "{ALLOWS} `execute` OPEN's floor against the faster peer ({peer}): the most any implementation could lead by"
+        ),
+        Goal::Shown,
+        allowed,
     );
 
     // `execute`, CLOSED.
     let closed = ours();
     let mut execute_closed = || ours_execute(&closed, &cancel).is_ok();
+    let execute_closed_floor = || {
+        ready(|| {
+            closed_floor(black_box(&cancel), black_box(&word), || {
+                std::future::ready(Ok(black_box(1)))
+            })
+        })
+    };
     let (recloser, failsafe) = (AsyncRecloser::from(self::recloser()), self::failsafe());
     let resilience = self::resilience();
+    let mut recloser_admits = || recloser_execute(&recloser).is_ok();
+    let mut failsafe_admits = || failsafe_execute(&failsafe).is_ok();
+    let mut resilience_admits = || resilience_execute(&resilience).is_ok();
     let (speed_up, peer) = over_faster_peer([
+        (lead(&mut execute_closed, &mut recloser_admits), RECLOSER),
+        (lead(&mut execute_closed, &mut failsafe_admits), FAILSAFE),
         (
-            lead(&mut execute_closed, || recloser_execute(&recloser).is_ok()),
-            RECLOSER,
-        ),
-        (
-            lead(&mut execute_closed, || failsafe_execute(&failsafe).is_ok()),
-            FAILSAFE,
-        ),
-        (
-            lead(&mut execute_closed, || {
-                resilience_execute(&resilience).is_ok()
-            }),
+            lead(&mut execute_closed, &mut resilience_admits),
             RESILIENCE,
         ),
     ]);
@@ -581,13 +631,43 @@ fn measure_targets() -> Vec<Target> {
     target(
         "`execute` CLOSED, within 1.6x of its floor (async: token check + two atomic loads around the task)".to_owned(),
         Goal::AtMost(1.6),
-        paired::ratio(&mut execute_closed, || {
-            ready(|| {
-                closed_floor(black_box(&cancel), black_box(&word), || {
-                    std::future::ready(Ok(black_box(1)))
-                })
+        paired::ratio(&mut execute_closed, execute_closed_floor),
+    );
+    let (allowed, peer) = over_faster_peer([
+        (lead(execute_closed_floor, &mut recloser_admits), RECLOSER),
+        (lead(execute_closed_floor, &mut failsafe_admits), FAILSAFE),
+        (
+            lead(execute_closed_floor, &mut resilience_admits),
+            RESILIENCE,
+        ),
+    ]);
+    target(
+        format!(
+            "{ALLOWS} `execute` CLOSED's floor against the faster peer ({peer}): the most any implementation could lead by"
+        ),
+        Goal::Shown,
+        allowed,
+    );
+
+    let inline = || {
+        ready(|| {
+            first_attempt_inline(black_box(&closed), black_box(&cancel), || {
+                std::future::ready(Ok(black_box(1)))
             })
-        }),
+        })
+        .is_ok()
+    };
+    let (inline_lead, peer) = over_faster_peer([
+        (lead(inline, &mut recloser_admits), RECLOSER),
+        (lead(inline, &mut failsafe_admits), FAILSAFE),
+        (lead(inline, &mut resilience_admits), RESILIENCE),
+    ]);
+    target(
+        format!(
+            "(for information) attempt 1 run inline, as a named `Execute` future would run it (token check, `try_acquire`, the task, its verdict), against the faster peer ({peer})"
+        ),
+        Goal::Shown,
+        inline_lead,
     );
 
     // `try_acquire` + `success`, CLOSED.
@@ -668,23 +748,29 @@ fn measure_targets() -> Vec<Target> {
         ready(|| client.call(black_box(1))).is_ok()
     };
     let breaker = registry.breaker(&());
-    let direct = || {
-        ready(|| {
-            breaker.execute(
-                3,
-                || Answer.call(black_box(1)),
-                |_: &()| true,
-                |_| Duration::ZERO,
-                &cancel,
-                &TokioSleeper,
-            )
-        })
-        .is_ok()
+    let request = || {
+        breaker.execute(
+            3,
+            || Answer.call(black_box(1)),
+            |_: &()| true,
+            |_| Duration::ZERO,
+            &cancel,
+            &TokioSleeper,
+        )
     };
+    let direct = || ready(request).is_ok();
     target(
         "`BreakerLayer`, a request (`poll_ready`, `call`), at most 25 ns over `execute` with the breaker in hand".to_owned(),
         Goal::AtMostNsOver(25.0),
         paired::ratio(through_layer, direct),
+    );
+    // A `tower::Service` names its future's type, and on stable Rust the
+    // only name for a future that sleeps through `Sleeper::sleep` (an
+    // `impl Future` in a trait) is a box: what the box alone costs.
+    target(
+        "(what stable Rust allows) the same `execute`, boxed as a `tower::Service` must return it, against it unboxed: the least a request through any layer costs over it".to_owned(),
+        Goal::Shown,
+        paired::ratio(|| ready(|| Box::pin(request())).is_ok(), direct),
     );
     // Where the layer's time goes, for information: the policy form of
     // `execute` it runs, and the registry lookup each request makes.

@@ -397,7 +397,14 @@ impl<C: Clock> RetryBreaker<C> {
     }
 
     /// The circuit's answer to an attempt, before any bulkhead.
-    #[inline]
+    // BEGIN SOLUTION ONLY: the fast path is inlined into its callers
+    // Always: left to itself the compiler keeps this out of line, and an
+    // OPEN refusal or a CLOSED admission then pays a call and its register
+    // saves (counted: 58 instructions for `try_acquire` + `success` against
+    // 36 inlined, 186 against 160 for a refusal).
+    #[inline(always)]
+    // STARTER: #[inline]
+    // END SOLUTION ONLY
     fn admit(&self) -> Result<Permit<'_, C>, Rejected> {
         // BEGIN SOLUTION ONLY: the fast path
         // A CLOSED circuit admits every attempt, and an OPEN one refuses

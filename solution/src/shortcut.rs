@@ -145,13 +145,13 @@ impl ClosedShortcut {
         } else {
             // Zero or nothing left: the cooldown is over, and this admission
             // may be the probe. This path is mostly the clock read, so every
-            // step around it shows: one checked subtraction both compares
-            // and measures, and the deadline is decoded after the reading,
-            // where it overlaps with the clock's own arithmetic.
-            let now = clock.now();
-            Duration::from_nanos(field)
-                .checked_sub(now)
-                .filter(|left| !left.is_zero())?
+            // step around it shows: the reading is turned into whole
+            // nanoseconds, as the word keeps the deadline, and one checked
+            // subtraction of integers both compares and measures (a reading
+            // past `u64::MAX` nanoseconds, 584 years, is past any deadline).
+            let now = u64::try_from(clock.now().as_nanos()).unwrap_or(u64::MAX);
+            let left = field.checked_sub(now).filter(|&left| left != 0)?;
+            Duration::from_nanos(left)
         };
         Some(Err(Rejected::Open { remaining }))
     }
@@ -162,7 +162,10 @@ impl ClosedShortcut {
     #[inline]
     pub(crate) fn success_changes_nothing(&self, generation: Generation) -> bool {
         let word = self.word.load(Ordering::Acquire);
-        word & CLEAN != 0 && word == encode(generation, true)
+        // `word == encode(generation, true)`, without `encode`'s check for a
+        // generation too large for the word: such a generation never equals
+        // the word's field, which is smaller.
+        word & FLAGS == CLOSED | CLEAN && word >> FLAG_BITS == generation.get()
     }
 
     /// Rewrites the word from what `circuit` says about itself. Call it
@@ -335,6 +338,16 @@ mod tests {
         };
         assert_eq!(shortcut.admit(&NoTime), None);
         assert!(!shortcut.success_changes_nothing(huge));
+
+        // A huge generation whose low bits are those of the word's field
+        // is still another generation.
+        let low = Generation::from_raw(5);
+        let shortcut = ClosedShortcut {
+            word: AtomicU64::new(encode(low, true)),
+        };
+        assert!(shortcut.success_changes_nothing(low));
+        assert!(!shortcut.success_changes_nothing(Generation::from_raw(5 | 1 << 62)));
+        assert!(!shortcut.success_changes_nothing(Generation::from_raw(5 | 1 << 63)));
     }
 
     /// A circuit with `threshold` 1 and `cooldown`, opened at `now`, and its
@@ -390,6 +403,22 @@ mod tests {
             Some(Err(Rejected::Open {
                 remaining: Duration::from_nanos(1_000_000_007)
             }))
+        );
+    }
+
+    #[test]
+    fn a_reading_past_every_nanosecond_the_word_holds_is_past_the_deadline() {
+        struct Late;
+        impl Clock for Late {
+            fn now(&self) -> Duration {
+                Duration::MAX
+            }
+        }
+        let (_, shortcut) = opened(Duration::from_secs(1), Duration::ZERO);
+        assert_eq!(
+            shortcut.admit(&Late),
+            None,
+            "cooldown over: ask the circuit"
         );
     }
 
