@@ -11,6 +11,14 @@ use retry_breaker::{ManualClock, Phase, Registry, RetryBreaker, State, Transitio
 
 use crate::support::{guard, ms};
 
+/// The status listing in key order, whatever order it came in: the tests of
+/// rules other than R3 read the listing through this, so that a listing out
+/// of order fails R3's tests and no other's (R3 is where that is diagnosed).
+fn by_key<K: Ord, S>(mut listing: Vec<(K, S)>) -> Vec<(K, S)> {
+    listing.sort_by(|a, b| a.0.cmp(&b.0));
+    listing
+}
+
 /// Two consecutive failures open a breaker for 10 ms.
 fn registry() -> Registry<String, ManualClock> {
     registry_with(2, ManualClock::new())
@@ -293,7 +301,7 @@ fn r2_keys_whose_hashes_collide_have_breakers_of_their_own() {
          by Eq, a hash is only where to look (TODO(14))"
     );
     assert_eq!(
-        registry.states(),
+        by_key(registry.states()),
         [
             (Colliding("database"), State::Closed { failures: 0 }),
             (Colliding("search"), State::Open { remaining: ms(10) }),
@@ -513,7 +521,7 @@ fn r4_a_panicking_registry_hook_reaches_its_caller_and_every_key_keeps_working()
         .expect("a closed circuit admits")
         .success();
     assert_eq!(
-        registry.states(),
+        by_key(registry.states()),
         [
             ("database".to_owned(), State::Closed { failures: 0 }),
             ("search".to_owned(), State::Open { remaining: ms(10) }),
@@ -542,7 +550,7 @@ fn r1_forgetting_unused_keys_keeps_every_breaker_in_use_and_every_one_with_somet
         "R1: only the clean breaker that nobody holds is forgotten (TODO(14))"
     );
     assert_eq!(
-        registry.states(),
+        by_key(registry.states()),
         [
             ("counting".to_owned(), State::Closed { failures: 1 }),
             ("held".to_owned(), State::Closed { failures: 0 }),
