@@ -633,13 +633,13 @@ fn m2_a_sick_route_opens_its_own_breaker_and_the_healthy_route_is_never_refused(
             "M2: after its breaker opens, the sick route is refused without reaching the gateway (TODO(15))"
         );
         // In route order whatever the listing's: its order is R3's, step 14's.
-        let mut states: Vec<_> = setup
+        let in_route_order: std::collections::BTreeMap<_, _> = setup
             .registry
             .states()
             .into_iter()
             .map(|(route, state)| (route, state.phase()))
             .collect();
-        states.sort_by(|a, b| a.0.cmp(&b.0));
+        let states: Vec<_> = in_route_order.into_iter().collect();
         assert_eq!(
             states,
             [
