@@ -1,5 +1,5 @@
 # The retry-breaker lab. `just` lists the recipes; every one has a plain-cargo
-# equivalent (the README's commands table). Each recipe has a one-line comment
+# equivalent (docs/MAINTAINERS.md, "Commands"). Each recipe has a one-line comment
 # right above it, which `just --list` shows; longer notes sit in a separate
 # comment block above that, after a blank line.
 
@@ -231,7 +231,7 @@ autograder dir:
 check-autograder:
     cargo xtask check-autograder
 
-# Runs the README's set-up block as written, in a scratch HOME whose PATH
+# Runs README.md's "Installing just" block as written, in a scratch HOME whose PATH
 # holds only the system's folders and cargo's: a newcomer's machine. It
 # downloads just's prebuilt binary from PyPI, so it needs that network.
 
@@ -252,15 +252,44 @@ loom *args:
 # Two mutants at a time (CARGO_MUTANTS_JOBS overrides it): a mutant's build
 # is mostly one crate's compiler front end on one core, so a second job
 # fills the other; cargo-mutants' jobserver keeps the compilers of both
-# within the machine's cores.
+# within the machine's cores. A whole run with no arguments that passes on
+# a tree whose solution, suite and settings are committed writes that
+# commit to .ci/mutants-base, the base `just mutants-diff` (and so CI)
+# starts from: commit the file, with the run's figures in docs/FIGURES.md.
 
-# Instructors: mutation testing of the solution, judged by the shared suite.
+# Maintainers: mutation testing of the whole solution, judged by the shared suite (about 50 minutes on two cores).
 [positional-arguments]
 mutants *args:
     #!/usr/bin/env bash
     set -euo pipefail
     command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
     INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 CARGO_MUTANTS_JOBS="${CARGO_MUTANTS_JOBS:-2}" cargo mutants --package retry-breaker-solution "$@"
+    if [ $# -eq 0 ] && git diff --quiet HEAD -- solution tests Cargo.toml .cargo; then
+        git rev-parse HEAD > .ci/mutants-base
+        echo "every mutant of $(git rev-parse --short HEAD) is caught or unviable: .ci/mutants-base moved there; commit it"
+    fi
+
+# cargo-mutants' --in-diff takes the mutants whose code a diff touches; the
+# diff runs from the last whole run's commit to the working tree, so a
+# change is tested before it is committed too. Changes elsewhere (the
+# suite included) make no mutants: a change that drops or loosens tests
+# needs a whole `just mutants`.
+
+# Maintainers: mutation testing of the solution's code changed since the last whole run (.ci/mutants-base); CI runs this.
+mutants-diff:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    base=$(cat .ci/mutants-base)
+    git cat-file -e "$base^{commit}" 2>/dev/null || { echo ".ci/mutants-base names $base, which this clone does not have: run 'just mutants' to test everything and move the base" >&2; exit 1; }
+    mkdir -p target/ci
+    git diff "$base" -- solution > target/ci/mutants.diff
+    if ! grep -q '^+++ b/.*\.rs$' target/ci/mutants.diff; then
+        echo "the solution's code is as it was at $(git rev-parse --short "$base"), whose whole run caught every mutant: nothing to test"
+        exit 0
+    fi
+    echo "mutants of the solution's code changed since $(git rev-parse --short "$base"): $(grep -c '^+++ b/.*\.rs$' target/ci/mutants.diff) file(s)"
+    command -v cargo-mutants >/dev/null || cargo install cargo-mutants --locked
+    INSTA_UPDATE=no PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 CARGO_MUTANTS_JOBS="${CARGO_MUTANTS_JOBS:-2}" cargo mutants --package retry-breaker-solution --in-diff target/ci/mutants.diff
 
 # Instructors only: re-record the snapshots from the solution, then review `git diff`.
 accept-snapshots:
@@ -282,4 +311,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme test-fleet lint loom mutants
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme test-fleet lint loom mutants-diff

@@ -1,5 +1,5 @@
 //! `/metrics`: the routed client's breakers, counted by the solution's
-//! metrics adapter (`telemetry::meter`, README O8) and served over HTTP on
+//! metrics adapter (`telemetry::meter`, docs/LIBRARY.md, O8) and served over HTTP on
 //! loopback in Prometheus's text format, for a scraper or a curious `curl`.
 //!
 //! The `metrics` facade has one recorder per process, so the page installs

@@ -145,7 +145,7 @@ pub type RoutedClient =
     BreakerService<HttpRoutes, RouteCall, Route, TokioClock, TokioSleeper, ChargeError>;
 
 /// Every event the routed client's breakers told, with its route, oldest
-/// first (README O1, O6).
+/// first (docs/LIBRARY.md, O1 and O6).
 pub type EventLog = Arc<Mutex<Vec<(Route, Event)>>>;
 
 /// The routed client, and what watches it.

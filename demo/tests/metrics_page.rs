@@ -1,6 +1,6 @@
 //! `/metrics` over real HTTP on loopback: the one-route-down scenario's
 //! breakers, counted by the solution's metrics adapter and scraped as
-//! Prometheus would, against the events the breakers told (README O8, O9).
+//! Prometheus would, against the events the breakers told (docs/LIBRARY.md, O8, O9).
 #![cfg(all(feature = "metrics-page", not(feature = "starter")))]
 
 use std::time::Duration;

@@ -148,8 +148,10 @@ impl<C: Clock> Drop for Unobserved<'_, C> {
         // Not the permit's own drop guard: that one would blame a panic
         // unwinding past us on the dependency, and the task's own panics
         // never get here (B7).
+        // BEGIN ANCHOR(unobserved-drop)
         if let Some(permit) = self.0.take() {
             permit.abandon();
         }
+        // END ANCHOR
     }
 }

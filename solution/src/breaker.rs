@@ -220,7 +220,9 @@ impl<C: Clock> RetryBreaker<C> {
     /// [`State::Open`] for what a read after the deadline shows.
     // Contract: B10.
     pub fn state(&self) -> State {
+        // BEGIN ANCHOR(state-read)
         self.circuit().state(&self.clock)
+        // END ANCHOR
     }
 
     /// The current generation, advanced by every transition.
@@ -664,6 +666,7 @@ impl<C: Clock> RetryBreaker<C> {
         // END TODO
     }
 
+    // BEGIN ANCHOR(circuit-lock)
     fn circuit(&self) -> MutexGuard<'_, Circuit> {
         // The user's task never runs under this lock, and the circuit checks
         // everything before it changes anything, so a panic elsewhere (say,
@@ -671,6 +674,7 @@ impl<C: Clock> RetryBreaker<C> {
         // the data is sound.
         self.circuit.lock().unwrap_or_else(PoisonError::into_inner)
     }
+    // END ANCHOR
 }
 
 impl<C: Clock> fmt::Debug for RetryBreaker<C> {

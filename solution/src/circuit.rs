@@ -56,7 +56,9 @@ pub(crate) struct Circuit {
     /// In window mode, the verdicts of the last counted attempts while
     /// CLOSED (W1); `None` in consecutive mode.
     window: Option<Window>,
+    // BEGIN ANCHOR(circuit-generation-field)
     generation: Generation,
+    // END ANCHOR
     /// The transition made by the last operation, waiting to be handed to the
     /// hook once the lock is released.
     transition: Option<Transition>,
@@ -82,7 +84,9 @@ impl Circuit {
             success_threshold: 1,
             probes_passed: 0,
             window: None,
+            // BEGIN ANCHOR(circuit-generation-init)
             generation: Generation::default(),
+            // END ANCHOR
             transition: None,
             // BEGIN SOLUTION ONLY: recovery settings beyond the lab
             growth: CooldownGrowth::constant(),
@@ -230,7 +234,9 @@ impl Circuit {
     /// The lab's admission rules (B3-B5).
     fn admit_by_the_rules(&mut self, clock: &impl Clock) -> Result<Generation, Rejected> {
         match self.mode {
+            // BEGIN ANCHOR(closed-admission)
             Mode::Closed { .. } => Ok(self.generation),
+            // END ANCHOR
             Mode::Open { until } => {
                 let now = clock.now();
                 // BEGIN TODO(2): before the deadline refuse, saying how long is left; from it on, this attempt is the single probe (B3, B4, B5)

@@ -319,11 +319,13 @@ impl<C: Clock> OwnedPermit<C> {
 
 impl<C: Clock> Drop for OwnedPermit<C> {
     fn drop(&mut self) {
+        // BEGIN ANCHOR(owned-permit-drop)
         // Unreported: the borrowed permit's drop does exactly what a dropped
         // `Permit` does, panicking or not.
         if let Some(breaker) = self.breaker.take() {
             drop(self.borrowed(&breaker));
         }
+        // END ANCHOR
     }
 }
 

@@ -120,7 +120,9 @@ impl<E> RetryPolicy<E> {
         RetryPolicy {
             attempts: 3,
             delays,
+            // BEGIN ANCHOR(default-jitter)
             jitter: Jitter::FreshSeedPerCall,
+            // END ANCHOR
             retryable: Arc::new(|_| true),
             retry_after: None,
             classify_errors: None,
@@ -330,11 +332,13 @@ impl<E> RetryPolicy<E> {
         let fresh = AtomicU64::new(0);
         let jitter = self.jitter;
         let backoff = |attempt| {
+            // BEGIN ANCHOR(jitter-seed)
             let seed = match jitter {
                 Jitter::Off => None,
                 Jitter::FreshSeedPerCall => Some(drawn_once(&fresh)),
                 Jitter::Seed(seed) => Some(seed),
             };
+            // END ANCHOR
             let delay = match seed {
                 Some(seed) => backoff::jittered_with_seed(planned, seed)(attempt),
                 None => planned(attempt),
@@ -355,6 +359,7 @@ impl<E> RetryPolicy<E> {
         let spent = AtomicBool::new(false);
         // Set when `another` said no: the call ran out of requests to send.
         let ran_out = AtomicBool::new(false);
+        // BEGIN ANCHOR(retry-decision)
         let retryable = |error: &E| {
             (self.retryable)(error)
                 && {
@@ -368,6 +373,7 @@ impl<E> RetryPolicy<E> {
                     granted
                 })
         };
+        // END ANCHOR
         // `execute` saw the predicate say no with attempts left; say why,
         // before the end is told, so that the sink hears the reason the
         // caller gets.

@@ -131,6 +131,7 @@ impl ClosedShortcut {
     /// OPEN before the deadline on `clock`. `None`: ask the circuit.
     #[inline]
     pub(crate) fn admit(&self, clock: &impl Clock) -> Option<Result<Generation, Rejected>> {
+        // BEGIN ANCHOR(shortcut-admit)
         // The word first, the clock second: see the module's argument.
         let word = self.word.load(Ordering::Acquire);
         let field = word >> FLAG_BITS;
@@ -154,6 +155,7 @@ impl ClosedShortcut {
             Duration::from_nanos(left)
         };
         Some(Err(Rejected::Open { remaining }))
+        // END ANCHOR
     }
 
     /// Whether a success of an attempt admitted in `generation` would be
@@ -178,10 +180,12 @@ impl ClosedShortcut {
         let word = match circuit.state(&NoTime) {
             // In window mode every success takes a place in the window, so a
             // success is never "nothing to do" there (W1).
+            // BEGIN ANCHOR(shortcut-closed-word)
             State::Closed { failures } => encode(
                 circuit.generation(),
                 failures == 0 && !circuit.counts_successes(),
             ),
+            // END ANCHOR
             State::Open { .. } | State::HalfOpen { .. } => ASK,
         };
         self.word.store(word, Ordering::Release);

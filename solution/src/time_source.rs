@@ -62,10 +62,12 @@ impl TimeSource {
     #[must_use]
     #[inline]
     pub fn pairs_with(self, other: TimeSource) -> bool {
+        // BEGIN ANCHOR(pairs-with)
         self == other
             || self.0 == Kind::Unknown
             || other.0 == Kind::Unknown
             || (self.is_os_or_tokio() && other.is_os_or_tokio() && !tokio_time_is_paused())
+        // END ANCHOR
     }
 
     fn is_os_or_tokio(self) -> bool {

@@ -83,8 +83,10 @@ where
     F: Future<Output = Result<T, E>>,
     E: From<TimedOut>,
 {
+    // BEGIN ANCHOR(attempt-timeout)
     match tokio::time::timeout(limit, attempt).await {
         Ok(outcome) => outcome,
         Err(_elapsed) => Err(E::from(TimedOut::new(limit))),
     }
+    // END ANCHOR
 }

@@ -95,6 +95,15 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
             missing_pictures(&clone, handout),
         );
         checks.check(
+            &format!("{handout}'s links lead to files and headings of the export"),
+            fs::read_to_string(clone.join(handout))
+                .map_err(|e| format!("{handout}: {e}"))
+                .and_then(|text| {
+                    let broken = named::broken_links(&clone, handout, &text);
+                    expect(broken.is_empty(), &broken.join("\n"))
+                }),
+        );
+        checks.check(
             &format!("{handout} has no empty section"),
             fs::read_to_string(clone.join(handout))
                 .map_err(|e| format!("{handout}: {e}"))
@@ -320,15 +329,10 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         http.exits(true),
     );
 
-    let name = mistake
-        .file_stem()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let patch = fs::read_to_string(&mistake).map_err(|e| e.to_string())?;
-    let step = mistake_step(&patch, &root.join("solution/src"))?;
+    let mistake = crate::mistake::Mistake::read(&mistake)?;
+    let name = mistake.name.clone();
+    let step = apply_mistake(&mistake, &clone.join("starter/src"))?;
     println!("== with the mistake {name}, step {step} alone loses points");
-    apply(&clone, &patch.replace("solution/src/", "starter/src/"))?;
     let mistaken = kit_grade(&root, &target, &clone, &base.join("mistake"));
     let mut lost = 0.0;
     checks.check(
@@ -785,98 +789,31 @@ fn parse_value(text: &str, chars: &mut Chars<'_>) -> Result<Json, String> {
     }
 }
 
-/// The patch in `mistakes/` whose name contains `part`.
+/// The mistake in `mistakes/` whose name contains `part`.
 fn find_mistake(root: &Path, part: &str) -> Result<PathBuf, String> {
-    let mut found: Vec<PathBuf> = fs::read_dir(root.join("mistakes"))
-        .map_err(|e| format!("cannot read mistakes/: {e}"))?
-        .filter_map(|entry| Some(entry.ok()?.path()))
-        .filter(|path| path.to_string_lossy().contains(part))
-        .collect();
-    found.sort();
+    let found = crate::mistake::gallery(root, Some(part))?;
     match found.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(format!("no patch in mistakes/ is called {part}")),
-        _ => Err(format!("more than one patch in mistakes/ matches {part}")),
+        [] => Err(format!("no mistake in mistakes/ is called {part}")),
+        _ => Err(format!("more than one mistake in mistakes/ matches {part}")),
     }
 }
 
-/// The step a mistake belongs to: that of the TODO region around the lines
-/// its hunks change, read from the solution they apply to.
-pub fn mistake_step(patch: &str, solution_src: &Path) -> Result<u32, String> {
-    let mut steps = Vec::new();
-    let mut source: Vec<String> = Vec::new();
-    let mut old_line = 0usize;
-    for line in patch.lines() {
-        if let Some(path) = line.strip_prefix("--- a/") {
-            let file = path.rsplit('/').next().unwrap_or(path);
-            let text = fs::read_to_string(solution_src.join(file))
-                .map_err(|e| format!("the patch changes {path}: {e}"))?;
-            source = text.lines().map(str::to_owned).collect();
-        } else if let Some(range) = line.strip_prefix("@@ -") {
-            let start = range.split([',', ' ']).next().unwrap_or_default();
-            old_line = start
-                .parse()
-                .map_err(|_| format!("bad hunk header: {line}"))?;
-        } else if line.starts_with('-') || line.starts_with('+') {
-            if line.starts_with("+++") {
-                continue;
-            }
-            let step = region_around(&source, old_line).ok_or_else(|| {
-                format!("the change at line {old_line} is outside every TODO region")
-            })?;
-            steps.push(step);
-            if line.starts_with('-') {
-                old_line += 1;
-            }
-        } else if line.starts_with(' ') {
-            old_line += 1;
-        }
-    }
-    steps.sort();
+/// Puts `mistake` into the crate sources at `src` (the solution's, copied
+/// into the export's starter) and says the step of the TODO regions it
+/// changes: a mistake of provided code has no step of its own to lose.
+fn apply_mistake(mistake: &crate::mistake::Mistake, src: &Path) -> Result<u32, String> {
+    let landed = crate::mistake::apply(mistake, src)?;
+    let mut steps: Vec<Option<u32>> = landed.iter().map(|landed| landed.todo).collect();
+    steps.sort_unstable();
     steps.dedup();
     match steps.as_slice() {
-        [step] => Ok(*step),
-        [] => Err("the patch changes nothing".to_owned()),
+        [Some(step)] => Ok(*step),
         _ => Err(format!(
-            "the patch touches the TODOs of several steps: {steps:?}"
+            "{} does not change the TODOs of exactly one step: choose one that does",
+            mistake.name
         )),
     }
-}
-
-/// The TODO step whose region holds 1-based line `line` of a solution file.
-fn region_around(source: &[String], line: usize) -> Option<u32> {
-    let before = source.get(..line.saturating_sub(1).min(source.len()))?;
-    for text in before.iter().rev() {
-        let text = text.trim();
-        if text.starts_with("// END TODO") {
-            return None;
-        }
-        if let Some(rest) = text.strip_prefix("// BEGIN TODO(") {
-            return rest.split(')').next()?.parse().ok();
-        }
-    }
-    None
-}
-
-fn apply(dir: &Path, patch: &str) -> Result<(), String> {
-    use std::io::Write as _;
-    let mut child = Command::new("git")
-        .current_dir(dir)
-        .args(["apply", "--whitespace=nowarn", "-"])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run git apply: {e}"))?;
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(patch.as_bytes())
-        .map_err(|e| e.to_string())?;
-    let status = child.wait().map_err(|e| e.to_string())?;
-    expect(
-        status.success(),
-        "the mistake's patch does not apply to the export",
-    )
 }
 
 /// A command run in `dir` with the shared target folder, in the
@@ -1040,18 +977,5 @@ mod tests {
         fs::write(out.join("results.json"), "{\"score\": 0,").unwrap();
         assert!(Report::read(&out).is_err());
         fs::remove_dir_all(&out).unwrap();
-    }
-
-    #[test]
-    fn a_hunk_belongs_to_the_todo_region_around_its_changed_lines() {
-        let source: Vec<String> =
-            "fn a() {\n    // BEGIN TODO(3): x\n    one\n    two\n    // END TODO\n}\nfn b() {}\n"
-                .lines()
-                .map(str::to_owned)
-                .collect();
-        assert_eq!(region_around(&source, 3), Some(3));
-        assert_eq!(region_around(&source, 4), Some(3));
-        assert_eq!(region_around(&source, 7), None);
-        assert_eq!(region_around(&source, 1), None);
     }
 }

@@ -2,14 +2,20 @@
 //! caught by a test of its own step, whose message names the rule and the
 //! TODO to look at, and `just test` starts the student at a test of the
 //! rule the mistake breaks (its `# Rule:` header line).
+//!
+//! `--apply-only` puts every mistake into a scratch copy of the solution
+//! without building anything, and reports each one whose region is gone:
+//! a mistake is anchored to its region ([`crate::mistake`]), so any edit
+//! outside the regions, or to a reference answer, leaves them all applying.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::lab::{steps, syllabus};
+use crate::mistake::{self, Declared, Mistake};
 use crate::rules::{self, Rule};
 use crate::scoreboard::{self, Start};
-use crate::scratch::{apply_patch, copy_suite_workspace};
+use crate::scratch::{copy_suite_workspace, copy_tree, worker_target};
 use crate::suite::Results;
 use crate::{root, starter, suite};
 
@@ -51,18 +57,20 @@ enum Verdict {
     /// Tests failed, but none of the step the mistake belongs to.
     CaughtElsewhere(Vec<String>),
     /// The suite did not build: the first compiler error.
-    CaughtByCompiler(String),
+    DoesNotBuild(String),
     Missed,
 }
 
-/// Applies every patch in `mistakes/` (or those whose name contains
-/// `only`) to a scratch copy of the solution, runs the suite against it as a
-/// student run would, and prints one line per mistake. Every mistake must be
-/// caught by its own step, with a first message naming a rule id and (for a
-/// TODO region) the TODO; and the test that `just test` names first for
-/// that run ("Start here", [`scoreboard::start`]) must name a rule of the
-/// mistake's `# Rule:` line. Each run's results are kept in
-/// `target/check-mistakes/runs/NAME.txt`, in libtest's format.
+/// Puts every mistake in `mistakes/` (or those whose name contains
+/// `only`) into a scratch copy of the solution, runs the suite against it as
+/// a student run would, and prints one line per mistake. Every mistake must
+/// be caught by its own step, with a first message naming a rule id and
+/// (for a TODO region) the TODO; and the test that `just test` names first
+/// for that run ("Start here", [`scoreboard::start`]) must name a rule of
+/// the mistake's `# Rule:` line. A mistake whose crate does not build is a
+/// problem too: a student's mistake compiles, and one that no longer does
+/// has drifted from the code around its region. Each run's results are
+/// kept in `target/check-mistakes/runs/NAME.txt`, in libtest's format.
 ///
 /// Mistakes are judged on as many workers as the machine has cores
 /// (`MISTAKES_JOBS` overrides it), each with a scratch workspace and a
@@ -70,17 +78,19 @@ enum Verdict {
 /// compiler front end, which uses one core, and cargo lets only one build
 /// at a time into a target folder. The lines still come out in the
 /// gallery's order.
-pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
+pub(crate) fn check_mistakes(args: &[String]) -> Result<(), String> {
+    let apply_only = args.iter().any(|arg| arg == "--apply-only");
+    let only = args
+        .iter()
+        .find(|arg| !arg.starts_with("--"))
+        .map(String::as_str);
     let root = root();
-    let mut patches: Vec<PathBuf> = fs::read_dir(root.join("mistakes"))
-        .map_err(|e| format!("cannot read mistakes/: {e}"))?
-        .filter_map(|entry| Some(entry.ok()?.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "patch"))
-        .filter(|path| only.is_none_or(|only| path.to_string_lossy().contains(only)))
-        .collect();
-    patches.sort();
+    let patches = mistake::gallery(&root, only)?;
     let scratch = root.join("target/check-mistakes");
     fs::create_dir_all(scratch.join("runs")).map_err(|e| e.to_string())?;
+    if apply_only {
+        return apply_only_check(&root, &scratch, &patches);
+    }
     let context = Context {
         root,
         scratch,
@@ -105,7 +115,7 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
                 let workspace = context
                     .scratch
                     .join(format!("workspace-{}-{worker}", std::process::id()));
-                let target = context.scratch.join(format!("target-{worker}"));
+                let target = worker_target(&context.root, worker);
                 loop {
                     let index = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let Some(patch) = patches.get(index) else {
@@ -163,6 +173,52 @@ pub(crate) fn check_mistakes(only: Option<&str>) -> Result<(), String> {
     }
 }
 
+/// `--apply-only`: every mistake put into one scratch copy of the
+/// solution's sources after another, nothing built; each that no longer
+/// applies is named with the reason.
+fn apply_only_check(root: &Path, scratch: &Path, patches: &[PathBuf]) -> Result<(), String> {
+    let src = scratch.join(format!("apply-only-{}", std::process::id()));
+    let broken = applies(&root.join("solution/src"), &src, patches);
+    let _ = fs::remove_dir_all(&src);
+    for why in &broken {
+        println!("BROKEN  {why}");
+    }
+    println!(
+        "\n{} mistake(s), {} apply to the solution's regions",
+        patches.len(),
+        patches.len() - broken.len()
+    );
+    if broken.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} mistake(s) no longer apply:\n  {}",
+            broken.len(),
+            broken.join("\n  ")
+        ))
+    }
+}
+
+/// Puts each mistake of `patches` into a fresh copy of the crate sources
+/// `solution` (at `scratch`) and says why each that cannot be applied
+/// fails, with the owner it would be judged under.
+fn applies(solution: &Path, scratch: &Path, patches: &[PathBuf]) -> Vec<String> {
+    let mut broken = Vec::new();
+    for path in patches {
+        let result = Mistake::read(path).and_then(|mistake| {
+            let _ = fs::remove_dir_all(scratch);
+            copy_tree(solution, scratch)?;
+            let landed = mistake::apply(&mistake, scratch)
+                .map_err(|why| format!("{}: {why}", mistake.name))?;
+            owner(&mistake, &landed).map_err(|why| format!("{}: {why}", mistake.name))
+        });
+        if let Err(why) = result {
+            broken.push(why);
+        }
+    }
+    broken
+}
+
 /// How many mistakes are judged at once: `MISTAKES_JOBS`, or one per core.
 fn jobs() -> usize {
     std::env::var("MISTAKES_JOBS")
@@ -186,12 +242,12 @@ struct Judged {
     problems: Vec<String>,
 }
 
-/// Applies one mistake in `workspace`, runs the suite with its builds in
+/// Puts one mistake into `workspace`, runs the suite with its builds in
 /// `target`, and says what came of it. An `Err` is a failure of the
 /// check itself (a file it could not write), not of the mistake.
 fn judge_mistake(
     context: &Context,
-    patch: &Path,
+    path: &Path,
     workspace: &Path,
     target: &Path,
 ) -> Result<Judged, String> {
@@ -204,33 +260,28 @@ fn judge_mistake(
     } = context;
     let mut lines = String::new();
     let mut problems = Vec::new();
-    let name = patch
-        .file_stem()
-        .unwrap_or_default()
-        .to_string_lossy()
-        .into_owned();
-    let text = fs::read_to_string(patch).map_err(|e| e.to_string())?;
-    let owner = rules_broken(&text)
-        .map_err(|why| format!("{name}: {why}"))
-        .and_then(|broken| {
-            apply(root, workspace, patch, &name)?;
-            let owner = owner(&text, root, workspace).map_err(|why| format!("{name}: {why}"))?;
-            Ok((owner, broken))
-        });
-    let (owner, broken) = match owner {
-        Ok(owner) => owner,
+    let applied = Mistake::read(path).and_then(|mistake| {
+        let name = mistake.name.clone();
+        let landed = apply(root, workspace, &mistake).map_err(|why| format!("{name}: {why}"))?;
+        let owner = owner(&mistake, &landed).map_err(|why| format!("{name}: {why}"))?;
+        let solution_only = landed.iter().any(|landed| landed.solution_only);
+        Ok((mistake, owner, solution_only))
+    });
+    let (mistake, owner, solution_only) = match applied {
+        Ok(applied) => applied,
         Err(why) => {
             let _ = writeln!(lines, "BROKEN  {why}");
             problems.push(why);
             return Ok(Judged { lines, problems });
         }
     };
+    let name = &mistake.name;
     // A student's mistake is judged on a student's crate: the starter
-    // with every TODO done as the patched solution does them, and none
+    // with every TODO done as the mistaken solution does them, and none
     // of the solution's own extras (its fast paths would answer for the
     // student's code). Only a mistake in those extras is judged on the
     // solution itself.
-    let crate_flags: &[&str] = if in_solution_only(&text, root, workspace)? {
+    let crate_flags: &[&str] = if solution_only {
         &SOLUTION
     } else {
         as_student(workspace)?;
@@ -243,6 +294,13 @@ fn judge_mistake(
             libtest_text(results),
         )
         .map_err(|e| e.to_string())?;
+    }
+    if mistake.compiler_error.is_some() && !matches!(verdict, Verdict::DoesNotBuild(_)) {
+        let _ = writeln!(lines, "BUILDS  {name}");
+        problems.push(format!(
+            "{name}: its header says the compiler refuses it, but the crate builds"
+        ));
+        return Ok(Judged { lines, problems });
     }
     match verdict {
         Verdict::Caught { results, failed } => {
@@ -284,7 +342,7 @@ fn judge_mistake(
                     "{name}: {first} does not name {missing} in its message"
                 ));
             }
-            if let Some(why) = misdiagnosed(chosen.as_deref(), &broken) {
+            if let Some(why) = misdiagnosed(chosen.as_deref(), &mistake.rules) {
                 let _ = writeln!(lines, "MISLED  {name}: {why}");
                 problems.push(format!("{name}: {why}"));
             }
@@ -298,31 +356,25 @@ fn judge_mistake(
             );
             problems.push(format!("{name}: not caught by its own {}", owner.label()));
         }
-        Verdict::CaughtByCompiler(error) => {
-            let _ = writeln!(lines, "caught  {name:<46} by the compiler: {error}");
-        }
+        Verdict::DoesNotBuild(error) => match &mistake.compiler_error {
+            Some(expected) if error.contains(expected.as_str()) => {
+                let _ = writeln!(lines, "caught  {name:<46} by the compiler: {error}");
+            }
+            _ => {
+                let _ = writeln!(lines, "NOBUILD {name}: {error}");
+                problems.push(format!(
+                    "{name}: the crate with this mistake does not build ({error}); unless its \
+                     header says `# Compiler error: ...` with a part of that error, its code has \
+                     drifted from the code around its regions: bring it up to date"
+                ));
+            }
+        },
         Verdict::Missed => {
             let _ = writeln!(lines, "MISSED  {name}");
             problems.push(format!("{name}: missed"));
         }
     }
     Ok(Judged { lines, problems })
-}
-
-/// The rules a mistake breaks, from its header's `# Rule: B5, B7` line.
-fn rules_broken(patch: &str) -> Result<Vec<Rule>, String> {
-    let declared = patch
-        .lines()
-        .take_while(|line| line.starts_with('#'))
-        .find_map(|line| line.trim_start_matches('#').trim().strip_prefix("Rule:"))
-        .ok_or("no `# Rule: <ID>[, <ID>...]` header line says which rule it breaks")?;
-    declared
-        .split(',')
-        .map(|id| {
-            Rule::parse(id.trim())
-                .ok_or_else(|| format!("`# Rule:{declared}`: `{}` is no rule id", id.trim()))
-        })
-        .collect()
 }
 
 /// Why the test `just test` names first (`chosen`) misleads a student who
@@ -373,16 +425,15 @@ fn libtest_text(results: &Results) -> String {
     text
 }
 
-/// A fresh scratch copy of the suite's workspace with `patch` applied.
-fn apply(root: &Path, workspace: &Path, patch: &Path, name: &str) -> Result<(), String> {
+/// A fresh scratch copy of the suite's workspace with `mistake` put into
+/// its solution; where each change landed.
+fn apply(root: &Path, workspace: &Path, mistake: &Mistake) -> Result<Vec<mistake::Landed>, String> {
     if workspace.exists() {
         fs::remove_dir_all(workspace).map_err(|e| e.to_string())?;
     }
     fs::create_dir_all(workspace).map_err(|e| e.to_string())?;
     copy_suite_workspace(root, workspace)?;
-    apply_patch(workspace, patch).map_err(|why| {
-        format!("{name}: the patch no longer applies to the solution; regenerate it:\n{why}")
-    })
+    mistake::apply(mistake, &workspace.join("solution/src"))
 }
 
 /// The suite's features for testing the solution rather than the starter.
@@ -393,7 +444,7 @@ const SOLUTION: [&str; 3] = [
 ];
 
 /// Makes the scratch workspace's starter the student's finished crate,
-/// generated from its (patched) solution.
+/// generated from its (mistaken) solution.
 fn as_student(workspace: &Path) -> Result<(), String> {
     let finished = starter::generate(&workspace.join("solution/src"), u32::MAX)?;
     let src = workspace.join("starter/src");
@@ -405,158 +456,37 @@ fn as_student(workspace: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether the patch changes the solution's own extras: a SOLUTION ONLY
-/// block or file, which the student's crate does not have.
-fn in_solution_only(patch: &str, root: &Path, workspace: &Path) -> Result<bool, String> {
-    for (file, line) in applied_changes(patch, root, workspace)? {
-        let text = fs::read_to_string(workspace.join(&file)).map_err(|e| e.to_string())?;
-        if text.contains(starter::SOLUTION_FILE) {
-            return Ok(true);
-        }
-        let mut inside = false;
-        for (index, content) in text.lines().enumerate() {
-            let content = content.trim();
-            if content.starts_with("// BEGIN SOLUTION ONLY") {
-                inside = true;
-            } else if content.starts_with("// END SOLUTION ONLY") {
-                inside = false;
-            }
-            if index + 1 == line && inside {
-                return Ok(true);
-            }
-        }
-    }
-    Ok(false)
-}
-
-/// The step a patch belongs to: the TODO region its changes fall in, or the
-/// step its header declares (`# Step: 6`, `# Step: toolkit`) for a mistake
-/// in provided code.
-fn owner(patch: &str, root: &Path, workspace: &Path) -> Result<Owner, String> {
-    let declared = patch
-        .lines()
-        .take_while(|line| line.starts_with('#'))
-        .find_map(|line| line.trim_start_matches('#').trim().strip_prefix("Step:"))
-        .map(str::trim);
-    if let Some(declared) = declared {
-        return match declared {
-            "toolkit" => Ok(Owner::Toolkit),
-            step => step
-                .parse()
-                .map(Owner::Step)
-                .map_err(|_| format!("`# Step: {step}` is not a step number or `toolkit`")),
-        };
+/// The step a mistake belongs to: the one its header declares (`# Step:
+/// 6`, `# Step: toolkit`) for a mistake in provided code, else that of the
+/// TODO regions it changes, which must all be one step's.
+fn owner(mistake: &Mistake, landed: &[mistake::Landed]) -> Result<Owner, String> {
+    match mistake.step {
+        Some(Declared::Step(step)) => return Ok(Owner::Step(step)),
+        Some(Declared::Toolkit) => return Ok(Owner::Toolkit),
+        None => {}
     }
     let mut steps = Vec::new();
-    for (file, line) in applied_changes(patch, root, workspace)? {
-        let text = fs::read_to_string(workspace.join(&file)).map_err(|e| e.to_string())?;
-        match enclosing_todo(&text, line) {
+    for (change, landed) in mistake.changes.iter().zip(landed) {
+        match landed.todo {
             Some(step) => steps.push(step),
             None => {
                 return Err(format!(
-                    "{file}:{line} is outside every TODO region; declare the step whose tests \
-                     cover it with a `# Step: N` header line"
+                    "`{}` (in {}) is provided code; declare the step whose tests cover it \
+                     with a `# Step: N` header line",
+                    change.region, landed.file
                 ));
             }
         }
     }
+    steps.sort_unstable();
     steps.dedup();
     match steps.as_slice() {
         [step] => Ok(Owner::Todo(*step)),
-        [] => Err("the patch changes nothing".to_owned()),
+        [] => Err("the mistake changes nothing".to_owned()),
         _ => Err(format!(
-            "the patch touches several TODOs ({steps:?}); one mistake, one step"
+            "the mistake changes the TODOs of several steps ({steps:?}); one mistake, one step"
         )),
     }
-}
-
-/// Where the patch, as git applied it, changed the files it names: read
-/// from a diff of the applied result against this repository's own files,
-/// so a patch whose hunks git placed a few lines off is still judged where
-/// it landed.
-fn applied_changes(
-    patch: &str,
-    root: &Path,
-    workspace: &Path,
-) -> Result<Vec<(String, usize)>, String> {
-    let mut files: Vec<&str> = patch
-        .lines()
-        .filter_map(|line| line.strip_prefix("+++ b/"))
-        .collect();
-    files.dedup();
-    let mut changes = Vec::new();
-    for file in files {
-        let diff = std::process::Command::new("git")
-            .args(["diff", "--no-index", "--no-color", "-U0", "--"])
-            .arg(root.join(file))
-            .arg(workspace.join(file))
-            .output()
-            .map_err(|e| format!("cannot run git diff: {e}"))?;
-        let text = String::from_utf8_lossy(&diff.stdout);
-        let relabelled: String = text
-            .lines()
-            .map(|line| {
-                if line.starts_with("+++ ") {
-                    format!("+++ b/{file}\n")
-                } else {
-                    format!("{line}\n")
-                }
-            })
-            .collect();
-        changes.extend(changed_lines(&relabelled));
-    }
-    Ok(changes)
-}
-
-/// The lines of the patched files where the patch changed something, as
-/// `(path, 1-based line in the new file)`.
-fn changed_lines(patch: &str) -> Vec<(String, usize)> {
-    let mut changed = Vec::new();
-    let mut file = String::new();
-    let mut line = 0;
-    for text in patch.lines() {
-        if let Some(path) = text.strip_prefix("+++ b/") {
-            file = path.to_owned();
-        } else if let Some(header) = text.strip_prefix("@@ -") {
-            // `@@ -a,b +c,d @@`: the new file's hunk starts at line c.
-            line = header
-                .split_once(" +")
-                .and_then(|(_, new)| new.split([',', ' ']).next())
-                .and_then(|start| start.parse().ok())
-                .unwrap_or(0);
-        } else if text.starts_with("+++") || text.starts_with("---") {
-            continue;
-        } else if text.starts_with('+') {
-            changed.push((file.clone(), line));
-            line += 1;
-        } else if text.starts_with('-') {
-            changed.push((file.clone(), line));
-        } else if text.starts_with(' ') {
-            line += 1;
-        }
-    }
-    changed
-}
-
-/// The TODO region of `text` that holds `line`, if any.
-fn enclosing_todo(text: &str, line: usize) -> Option<u32> {
-    let mut open = None;
-    for (index, content) in text.lines().enumerate() {
-        let number = index + 1;
-        let content = content.trim();
-        if let Some(rest) = content.strip_prefix("// BEGIN TODO(") {
-            open = rest.split(')').next().and_then(|n| n.parse().ok());
-        } else if content.starts_with("// END TODO") {
-            if number >= line {
-                return open;
-            }
-            open = None;
-        }
-        if number == line && open.is_none() {
-            return None;
-        }
-    }
-    None
 }
 
 /// What the first catching message fails to name, if anything: a rule id
@@ -585,7 +515,7 @@ fn judge(workspace: &Path, target: &Path, owner: Owner, flags: &[&str]) -> Resul
                 .find(|line| line.starts_with("error"))
                 .unwrap_or("the suite did not build")
                 .to_owned();
-            return Ok(Verdict::CaughtByCompiler(error));
+            return Ok(Verdict::DoesNotBuild(error));
         }
     };
     let failed: Vec<String> = results
@@ -609,35 +539,6 @@ mod tests {
 
     use super::*;
 
-    const PATCH: &str = "# what the student thought
-#
-diff --git a/solution/src/x.rs b/solution/src/x.rs
---- a/solution/src/x.rs
-+++ b/solution/src/x.rs
-@@ -2,4 +2,4 @@
- fn f() {
-     // BEGIN TODO(3): something
--    old();
-+    new();
-     // END TODO
-";
-
-    #[test]
-    fn a_change_belongs_to_the_todo_region_around_it() {
-        assert_eq!(
-            changed_lines(PATCH),
-            [
-                ("solution/src/x.rs".to_owned(), 4),
-                ("solution/src/x.rs".to_owned(), 4)
-            ]
-        );
-        let patched =
-            "\nfn f() {\n    // BEGIN TODO(3): something\n    new();\n    // END TODO\n}\n";
-        assert_eq!(enclosing_todo(patched, 4), Some(3));
-        assert_eq!(enclosing_todo(patched, 2), None);
-        assert_eq!(enclosing_todo(patched, 6), None);
-    }
-
     #[test]
     fn a_message_must_name_the_rule_and_the_todo() {
         assert_eq!(unnamed("TODO(3): the probe (B5)", Owner::Todo(3)), None);
@@ -645,25 +546,6 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
         assert!(unnamed("the probe (B5)", Owner::Todo(3)).is_some());
         assert_eq!(unnamed("B11: the slot", Owner::Step(3)), None);
         assert!(unnamed("assertion failed: SUB5", Owner::Step(3)).is_some());
-    }
-
-    #[test]
-    fn a_mistake_names_the_rules_it_breaks_in_its_header() {
-        let ids = |rules: Vec<Rule>| -> Vec<String> { rules.iter().map(Rule::to_string).collect() };
-        let patch =
-            "# what the student thought\n#\n# Rule: B5, e7\n# Step: 4\ndiff --git a/x b/x\n";
-        assert_eq!(
-            rules_broken(patch).map(ids),
-            Ok(vec!["B5".into(), "E7".into()])
-        );
-        assert!(rules_broken(PATCH).unwrap_err().contains("# Rule:"));
-        assert!(
-            rules_broken("# Rule: B5, X2\n")
-                .unwrap_err()
-                .contains("`X2` is no rule id")
-        );
-        // A `Rule:` line in the diff is no header line.
-        assert!(rules_broken("# thought\ndiff\n# Rule: B5\n").is_err());
     }
 
     #[test]
@@ -685,37 +567,81 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
         assert!(misdiagnosed(None, &b2).is_some());
     }
 
-    /// Every mistake of the gallery says which rules it breaks, so that
-    /// `check-mistakes` can hold `just test`'s first test to them.
-    #[test]
-    fn every_mistake_in_the_gallery_names_the_rules_it_breaks() {
-        let mut unnamed = Vec::new();
-        for entry in fs::read_dir(crate::root().join("mistakes")).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|ext| ext == "patch") {
-                if let Err(why) = rules_broken(&fs::read_to_string(&path).unwrap()) {
-                    let name = path.file_name().unwrap_or_default().to_string_lossy();
-                    unnamed.push(format!("mistakes/{name}: {why}"));
+    /// The solution's sources at `from`, copied to `to` with every line
+    /// outside the regions moved down by a comment and a blank line, and
+    /// every region's reference code rewritten: what an edit of the
+    /// solution around its regions, or of an answer, may do.
+    fn rewritten_around_the_regions(from: &Path, to: &Path) {
+        for file in mistake::sources(from).unwrap() {
+            let text = fs::read_to_string(from.join(&file)).unwrap();
+            let mut out = String::new();
+            let mut inside: Option<&str> = None;
+            for line in text.lines() {
+                let trimmed = line.trim_start();
+                match inside {
+                    None => {
+                        out.push_str(line);
+                        out.push('\n');
+                        if trimmed.starts_with("// BEGIN TODO(") {
+                            inside = Some("// END TODO");
+                            out.push_str("        let _rewritten = \"another answer\";\n");
+                        } else if trimmed.starts_with(mistake::BEGIN_ANCHOR) {
+                            inside = Some(mistake::END_ANCHOR);
+                            out.push_str("        let _rewritten = \"other code\";\n");
+                        } else {
+                            out.push_str("// A comment added around the regions.\n\n");
+                        }
+                    }
+                    Some(end) => {
+                        if trimmed.starts_with(end) {
+                            inside = None;
+                        }
+                        if trimmed.starts_with(end) || trimmed.starts_with("// STARTER:") {
+                            out.push_str(line);
+                            out.push('\n');
+                        }
+                    }
                 }
             }
+            let path = to.join(&file);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, out).unwrap();
         }
-        unnamed.sort();
-        assert!(unnamed.is_empty(), "{}", unnamed.join("\n"));
     }
 
-    /// The step a patch belongs to without applying it: its `# Step: N`
-    /// header, or the TODO region of the solution around its first change.
-    fn step_of_patch(patch: &str, root: &Path) -> Option<u32> {
-        let declared = patch
-            .lines()
-            .take_while(|line| line.starts_with('#'))
-            .find_map(|line| line.trim_start_matches('#').trim().strip_prefix("Step:"));
-        if let Some(step) = declared {
-            return step.trim().parse().ok();
+    /// Every mistake of the gallery applies, and still does once the code
+    /// around its region and the region's own answer have changed: a
+    /// mistake is anchored to its region, not to the text around it. Its
+    /// header names the rules it breaks and, for provided code, the step.
+    #[test]
+    fn every_mistake_applies_after_the_code_around_its_region_changes() {
+        let root = crate::root();
+        let scratch = std::env::temp_dir().join(format!("xtask-rewritten-{}", std::process::id()));
+        let rewritten = scratch.join("rewritten");
+        rewritten_around_the_regions(&root.join("solution/src"), &rewritten);
+        let patches = mistake::gallery(&root, None).unwrap();
+        assert!(patches.len() > 50, "the gallery is nearly empty");
+        let as_is = applies(&root.join("solution/src"), &scratch.join("as-is"), &patches);
+        let moved = applies(&rewritten, &scratch.join("copy"), &patches);
+        fs::remove_dir_all(&scratch).unwrap();
+        assert!(as_is.is_empty(), "{}", as_is.join("\n"));
+        assert!(moved.is_empty(), "after the rewrite:\n{}", moved.join("\n"));
+    }
+
+    /// The step a mistake belongs to without applying it: its `# Step: N`
+    /// header, or the step of its first TODO region.
+    fn step_of_mistake(mistake: &Mistake) -> Option<u32> {
+        match mistake.step {
+            Some(Declared::Step(step)) => Some(step),
+            Some(Declared::Toolkit) => None,
+            None => mistake
+                .changes
+                .iter()
+                .find_map(|change| match change.region {
+                    mistake::Region::Todo { step, .. } => Some(step),
+                    mistake::Region::Anchor(_) => None,
+                }),
         }
-        changed_lines(patch).into_iter().find_map(|(file, line)| {
-            enclosing_todo(&fs::read_to_string(root.join(file)).ok()?, line)
-        })
     }
 
     /// The steps with code to write: those whose TODOs the solution marks.
@@ -726,18 +652,6 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
             steps.extend(crate::suite::todos_named(&text));
         }
         steps
-    }
-
-    /// The anchor GitHub gives a heading: lower case, spaces as dashes,
-    /// punctuation other than `-` and `_` dropped.
-    fn anchor(heading: &str) -> String {
-        heading
-            .trim()
-            .to_lowercase()
-            .chars()
-            .filter(|c| c.is_alphanumeric() || [' ', '-', '_'].contains(c))
-            .map(|c| if c == ' ' { '-' } else { c })
-            .collect()
     }
 
     /// The step a table row's last cell ("caught by") names a test of:
@@ -837,7 +751,7 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
                 wrong.push(format!("MISTAKES.md: the section of step {n} has no rows"));
             }
             // The step's own section of LAB.md ends by pointing here.
-            let link = format!("MISTAKES.md#{})", anchor(heading));
+            let link = format!("MISTAKES.md#{})", crate::named::anchor(heading));
             let own = lab
                 .split("\n## ")
                 .find(|part| part.starts_with(&format!("Step {n}:")))
@@ -852,7 +766,10 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
             }
         }
         // And no link of LAB.md's into MISTAKES.md misses its heading.
-        let anchors: Vec<String> = sections.values().map(|heading| anchor(heading)).collect();
+        let anchors: Vec<String> = sections
+            .values()
+            .map(|heading| crate::named::anchor(heading))
+            .collect();
         for (at, _) in lab.match_indices("MISTAKES.md#") {
             let target = &lab[at + "MISTAKES.md#".len()..];
             let target = target.split(')').next().unwrap_or_default();
@@ -865,7 +782,7 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
-    /// README's "To add a step" lists what a step is made of; this fails
+    /// docs/MAINTAINERS.md's "To add a step" lists what a step is made of; this fails
     /// when a step of the suite lacks one: its weights line (the grader's
     /// own parser insists), its hints, a typical mistake for each step with
     /// code to write, and held-back tests for each step that earns points.
@@ -882,9 +799,8 @@ diff --git a/solution/src/x.rs b/solution/src/x.rs
         let held_back = crate::held_back::read(&root.join("grading/held-back"), &steps).unwrap();
         let todo_steps = todo_steps(&root);
         let mut mistakes = std::collections::BTreeSet::new();
-        for entry in fs::read_dir(root.join("mistakes")).unwrap() {
-            let text = fs::read_to_string(entry.unwrap().path()).unwrap();
-            mistakes.extend(step_of_patch(&text, &root));
+        for path in mistake::gallery(&root, None).unwrap() {
+            mistakes.extend(step_of_mistake(&Mistake::read(&path).unwrap()));
         }
         let mut missing = Vec::new();
         for (number, name) in &steps {

@@ -1,14 +1,18 @@
 //! `cargo xtask check-readme`: the set-up commands of the READMEs, run as a
 //! newcomer would run them.
 //!
-//! A newcomer copies the first console block of README.md's "Quick start"
-//! (the kit) or of the student README's "Set-up" (the student edition) into
-//! a shell on a machine that has Rust and nothing else of ours. This check
-//! reads that block from the README itself, never from a copy, and runs it
-//! with a scratch HOME (no `~/.local/bin`, no `just` installed before) and a
-//! PATH of the system's folders and cargo's alone, in a fresh clone of the
-//! kit and in a fresh student edition. Then `just --version` and
-//! `just --list` must work there; `just: command not found` fails the check.
+//! Each README has one section whose first console block sets `just` up:
+//! README.md's "Installing just" (a `###` section of its Quick start, whose
+//! own first block needs only cargo and builds everything, so it is not
+//! run here) and the student README's "Set-up" (the student edition).
+//! A newcomer copies that block into a shell on a machine that has Rust and
+//! nothing else of ours. This check reads the block from the README itself,
+//! never from a copy: the first console block after the section's heading
+//! and before any other heading. It runs it with a scratch HOME (no
+//! `~/.local/bin`, no `just` installed before) and a PATH of the system's
+//! folders and cargo's alone, in a fresh clone of the kit and in a fresh
+//! student edition. Then `just --version` and `just --list` must work
+//! there; `just: command not found` fails the check.
 //!
 //! It leaves the machine's network settings as they are (proxies, pip's and
 //! cargo's), since the block downloads from PyPI or crates.io.
@@ -19,6 +23,11 @@ use std::process::Command;
 use std::time::Instant;
 
 use crate::{export, root};
+
+/// The heading of README.md's set-up section, under its Quick start.
+const KIT_SETUP: &str = "### Installing just";
+/// The heading of the student README's set-up section.
+const STUDENT_SETUP: &str = "## Set-up";
 
 /// The system's folders for programs: what a fresh login's PATH holds
 /// before any user folder is added to it.
@@ -55,21 +64,21 @@ pub(crate) fn check_readme(args: &[String]) -> Result<(), String> {
     fs::create_dir_all(&base).map_err(|e| e.to_string())?;
     let cargo_bin = rust_tools(&cargo_bin()?, &base.join("rust-bin"))?;
 
-    println!("== a fresh clone of the kit, set up by README.md's Quick start");
+    println!("== a fresh clone of the kit, set up by README.md's \"Installing just\"");
     let kit = base.join("kit");
     run_git(&root, &["clone", "--quiet", "."], &kit)?;
     // What is about to be committed, so the check can run before the commit.
     for file in ["README.md", "justfile"] {
         fs::copy(root.join(file), kit.join(file)).map_err(|e| format!("{file}: {e}"))?;
     }
-    let block = setup_block(&read(&kit.join("README.md"))?, "## Quick start")
+    let block = setup_block(&read(&kit.join("README.md"))?, KIT_SETUP)
         .map_err(|e| format!("README.md: {e}"))?;
     newcomer(&base.join("home-kit"), &kit, &block, &cargo_bin)?;
 
     println!("== a fresh student edition, set up by its README's Set-up");
     let student = base.join("student");
     export::export(&student)?;
-    let block = setup_block(&read(&student.join("README.md"))?, "## Set-up")
+    let block = setup_block(&read(&student.join("README.md"))?, STUDENT_SETUP)
         .map_err(|e| format!("student/README.md: {e}"))?;
     newcomer(&base.join("home-student"), &student, &block, &cargo_bin)?;
 
@@ -110,9 +119,10 @@ fn rust_tools(cargo_bin: &Path, to: &Path) -> Result<PathBuf, String> {
     Ok(to.to_path_buf())
 }
 
-/// The commands of the first console block after `heading`: its `$ ` lines,
-/// without the prompt, a line ending in `\` joined with the next; the
-/// other lines are output.
+/// The commands of the first console block after `heading` (the whole
+/// line, `### Installing just`) and before the next heading of any level:
+/// its `$ ` lines, without the prompt, a line ending in `\` joined with the
+/// next; the other lines are output.
 fn setup_block(readme: &str, heading: &str) -> Result<Vec<String>, String> {
     let mut lines = readme.lines();
     lines
@@ -124,7 +134,7 @@ fn setup_block(readme: &str, heading: &str) -> Result<Vec<String>, String> {
     let mut continued = false;
     for line in lines {
         if !in_block {
-            if line.starts_with("## ") {
+            if line.starts_with('#') {
                 break;
             }
             in_block = line.trim_start().starts_with("```console");
@@ -284,16 +294,48 @@ mod tests {
     }
 
     #[test]
+    fn a_subsection_has_its_own_block_and_a_heading_ends_the_search() {
+        let readme = "## Quick start\n\n```console\n$ cargo demo\n```\n\n### Installing just\n\nTwo lines:\n\n```console\n$ install just\n$ export PATH=x\n```\n\n## Next\n";
+        assert_eq!(
+            setup_block(readme, "### Installing just").unwrap(),
+            ["install just", "export PATH=x"]
+        );
+        // The Quick start's own block is the first of its section.
+        assert_eq!(
+            setup_block(readme, "## Quick start").unwrap(),
+            ["cargo demo"]
+        );
+        // A block under a later heading, of any level, is another section's.
+        assert!(
+            setup_block(
+                "### Installing just\n\nNo block.\n\n#### More\n\n```console\n$ x\n```\n",
+                "### Installing just"
+            )
+            .is_err()
+        );
+    }
+
+    /// Each README's set-up block installs `just` and puts it on PATH, and
+    /// does nothing else: check-readme runs it as it stands, so a block
+    /// that built the kit (`cargo demo`, `cargo lab-solution`) would take
+    /// minutes and prove nothing about `just`.
+    #[test]
     fn both_readmes_have_a_setup_block_that_puts_just_on_the_path() {
         for (file, heading) in [
-            ("README.md", "## Quick start"),
-            ("student/README.md", "## Set-up"),
+            ("README.md", KIT_SETUP),
+            ("student/README.md", STUDENT_SETUP),
         ] {
             let block = setup_block(&read(&root().join(file)).unwrap(), heading).unwrap();
             assert!(
                 block.iter().any(|command| command.contains("export PATH=")),
                 "{file}: the set-up block must put the install folders on PATH"
             );
+            for command in &block {
+                assert!(
+                    command.contains("just") || command.starts_with("export PATH="),
+                    "{file}: the set-up block under \"{heading}\" must only set `just` up, not `{command}`"
+                );
+            }
         }
     }
 }

@@ -2,27 +2,48 @@
 //! done, naming its TODO.
 
 use std::fs;
+use std::path::{Path, PathBuf};
 
 use crate::lab::controls;
-use crate::scratch::copy_suite_workspace;
+use crate::scratch::{copy_suite_workspace, worker_target};
+use crate::suite::Results;
 use crate::{root, starter, suite};
+
+/// One student's crate the suite is run on.
+struct Variant {
+    label: String,
+    /// What it is: a student part-way, or another design of the whole lab.
+    kind: Kind,
+    /// The crate's sources, file name and text.
+    files: Vec<(String, String)>,
+}
+
+enum Kind {
+    /// Steps 1..=n done, the rest still TODOs.
+    Done(u32),
+    /// Every step done, the files a student designs whole written another
+    /// way (a folder of `solution/design/examples/`).
+    Design,
+}
 
 /// For every step v, builds the starter as a student who has finished
 /// steps 1..v would have it (the reference code kept for those TODOs, the
 /// rest cut), runs the suite, and checks that exactly the finished steps
-/// pass, and that every failure names the TODO to work on.
+/// pass, and that every failure names the TODO to work on. Then the whole
+/// suite must pass on every other design of the files a student designs
+/// whole.
+///
+/// The variants are judged on as many workers as the machine has cores
+/// (`STARTER_JOBS` overrides it), each with a scratch workspace and a
+/// target folder of its own, as `check-mistakes` does: most of a
+/// variant's time is one crate's compiler front end, on one core.
 pub(crate) fn check_starter() -> Result<(), String> {
     let root = root();
     let scratch = root.join("target/check-starter");
-    let workspace = scratch.join("workspace");
-    if workspace.exists() {
-        fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
-    }
-    fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
-    copy_suite_workspace(&root, &workspace)?;
+    let solution = root.join("solution/src");
 
     let todo_steps: Vec<u32> = {
-        let mut steps: Vec<u32> = starter::generate(&root.join("solution/src"), 0)?
+        let mut steps: Vec<u32> = starter::generate(&solution, 0)?
             .todos
             .iter()
             .map(|todo| todo.step)
@@ -36,22 +57,74 @@ pub(crate) fn check_starter() -> Result<(), String> {
     let controls = controls()?;
     let mut problems = Vec::new();
 
+    let mut variants = Vec::new();
     for done in 0..=last {
-        let variant = starter::generate(&root.join("solution/src"), done + 1)?;
-        let src = workspace.join("starter/src");
-        fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
-        fs::create_dir_all(&src).map_err(|e| e.to_string())?;
-        for (name, text) in &variant.files {
-            fs::write(src.join(name), text).map_err(|e| e.to_string())?;
-        }
-        let label = if done == 0 {
-            "the untouched starter".to_owned()
-        } else {
-            format!("steps 1-{done} done")
-        };
         // `done + 1` keeps TODOs 1..=done: the student has finished those.
-        let results = suite::run_lab(&workspace, Some(&scratch.join("target")), &[])?;
+        let variant = starter::generate(&solution, done + 1)?;
+        variants.push(Variant {
+            label: if done == 0 {
+                "the untouched starter".to_owned()
+            } else {
+                format!("steps 1-{done} done")
+            },
+            kind: Kind::Done(done),
+            files: variant.files,
+        });
+    }
+    // Another design of the files a student designs whole must pass too:
+    // the suite judges what the breaker answers, not how it is written.
+    let finished = starter::generate(&solution, u32::MAX)?;
+    for design in crate::designs::examples(&root)? {
+        let mut files = finished.files.clone();
+        for (name, text) in design.files {
+            match files.iter_mut().find(|(file, _)| *file == name) {
+                Some((_, replaced)) => *replaced = text,
+                None => problems.push(format!(
+                    "{}: {name} replaces no file of the student's crate",
+                    design.folder.display()
+                )),
+            }
+        }
+        let label = design
+            .folder
+            .strip_prefix(&root)
+            .unwrap_or(&design.folder)
+            .display()
+            .to_string();
+        variants.push(Variant {
+            label,
+            kind: Kind::Design,
+            files,
+        });
+    }
+
+    let runs = run_all(&root, &scratch, &variants)?;
+
+    for (variant, results) in variants.iter().zip(runs) {
+        let label = &variant.label;
         let failed = results.values().filter(|outcome| !outcome.passed).count();
+        let done = match variant.kind {
+            Kind::Done(done) => done,
+            Kind::Design => {
+                println!(
+                    "{label}: every step done another way, {} passed, {failed} failed",
+                    results.len() - failed
+                );
+                let first: Vec<&String> = results
+                    .iter()
+                    .filter(|(_, outcome)| !outcome.passed)
+                    .map(|(test, _)| test)
+                    .take(5)
+                    .collect();
+                if results.is_empty() || failed > 0 {
+                    problems.push(format!(
+                        "{label}: a correct design of its own must pass the whole suite, but \
+                         {failed} test(s) failed, first {first:?}"
+                    ));
+                }
+                continue;
+            }
+        };
         println!(
             "{label:<22} {:>3} passed, {failed:>3} failed",
             results.len() - failed
@@ -101,52 +174,6 @@ pub(crate) fn check_starter() -> Result<(), String> {
         }
     }
 
-    // Another design of the files a student designs whole must pass too:
-    // the suite judges what the breaker answers, not how it is written.
-    let done = starter::generate(&root.join("solution/src"), u32::MAX)?;
-    for design in crate::designs::examples(&root)? {
-        let src = workspace.join("starter/src");
-        fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
-        fs::create_dir_all(&src).map_err(|e| e.to_string())?;
-        for (name, text) in &done.files {
-            fs::write(src.join(name), text).map_err(|e| e.to_string())?;
-        }
-        for (name, text) in &design.files {
-            if !done.files.iter().any(|(file, _)| file == name) {
-                problems.push(format!(
-                    "{}: {name} replaces no file of the student's crate",
-                    design.folder.display()
-                ));
-            }
-            fs::write(src.join(name), text).map_err(|e| e.to_string())?;
-        }
-        let results = suite::run_lab(&workspace, Some(&scratch.join("target")), &[])?;
-        let failed: Vec<&String> = results
-            .iter()
-            .filter(|(_, outcome)| !outcome.passed)
-            .map(|(test, _)| test)
-            .collect();
-        let label = design
-            .folder
-            .strip_prefix(&root)
-            .unwrap_or(&design.folder)
-            .display()
-            .to_string();
-        println!(
-            "{label}: every step done another way, {} passed, {} failed",
-            results.len() - failed.len(),
-            failed.len()
-        );
-        if results.is_empty() || !failed.is_empty() {
-            let first: Vec<&&String> = failed.iter().take(5).collect();
-            problems.push(format!(
-                "{label}: a correct design of its own must pass the whole suite, but {} test(s) \
-                 failed, first {first:?}",
-                failed.len()
-            ));
-        }
-    }
-
     println!(
         "\ncontrols (may pass before their step is done; they guard against over-applying a rule):"
     );
@@ -166,4 +193,65 @@ pub(crate) fn check_starter() -> Result<(), String> {
             problems.join("\n  ")
         ))
     }
+}
+
+/// Runs the suite on every variant, on [`jobs`] workers, and gives the
+/// results in the variants' order.
+fn run_all(root: &Path, scratch: &Path, variants: &[Variant]) -> Result<Vec<Results>, String> {
+    let jobs = jobs().min(variants.len()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut runs: Vec<Option<Result<Results, String>>> = variants.iter().map(|_| None).collect();
+    let done = std::sync::Mutex::new(&mut runs);
+    std::thread::scope(|scope| {
+        for worker in 0..jobs {
+            let (next, done) = (&next, &done);
+            scope.spawn(move || {
+                let workspace = scratch.join(format!("workspace-{worker}"));
+                let target = worker_target(root, worker);
+                let prepared = prepare(root, &workspace);
+                loop {
+                    let index = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(variant) = variants.get(index) else {
+                        break;
+                    };
+                    let result = prepared
+                        .clone()
+                        .and_then(|()| run(&workspace, &target, &variant.files));
+                    done.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
+                }
+            });
+        }
+    });
+    runs.into_iter()
+        .map(|run| run.unwrap_or_else(|| Err("a variant was never run".to_owned())))
+        .collect()
+}
+
+/// A fresh scratch copy of the suite's workspace at `workspace`.
+fn prepare(root: &Path, workspace: &PathBuf) -> Result<(), String> {
+    if workspace.exists() {
+        fs::remove_dir_all(workspace).map_err(|e| e.to_string())?;
+    }
+    fs::create_dir_all(workspace).map_err(|e| e.to_string())?;
+    copy_suite_workspace(root, workspace)
+}
+
+/// The suite's results on the student's crate made of `files`.
+fn run(workspace: &Path, target: &Path, files: &[(String, String)]) -> Result<Results, String> {
+    let src = workspace.join("starter/src");
+    fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
+    fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+    for (name, text) in files {
+        fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+    }
+    suite::run_lab(workspace, Some(target), &[])
+}
+
+/// How many variants are judged at once: `STARTER_JOBS`, or one per core.
+fn jobs() -> usize {
+    std::env::var("STARTER_JOBS")
+        .ok()
+        .and_then(|jobs| jobs.parse().ok())
+        .filter(|&jobs| jobs > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }

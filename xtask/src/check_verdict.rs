@@ -10,12 +10,12 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::scratch::{apply_patch, copy_suite_workspace};
+use crate::scratch::copy_suite_workspace;
 use crate::{root, starter, suite};
 
 /// The wrong answer: `run_until_cancelled` around the sleep with no check
 /// of the token before it, so a cancelled call still asks the sleeper.
-const MISTAKE: &str = "mistakes/22-sleep-despite-cancellation.patch";
+const MISTAKE: &str = "mistakes/22-sleep-despite-cancellation.mistake";
 
 pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
     let runs: usize = runs
@@ -31,7 +31,7 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
     copy_suite_workspace(&root, &workspace)?;
     student_with_mistake(&root, &workspace)?;
 
-    let target = scratch.join("target");
+    let target = crate::scratch::worker_target(&root, 0);
     // Build first: the scratch copy leaves the demo and the benchmarks out
     // of the workspace, so its first build rewrites Cargo.lock. That is the
     // copy's doing, not a test run's.
@@ -102,7 +102,8 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
 
 /// Makes the scratch starter a finished lab with the one wrong answer.
 fn student_with_mistake(root: &Path, workspace: &Path) -> Result<(), String> {
-    apply_patch(workspace, &root.join(MISTAKE))
+    let mistake = crate::mistake::Mistake::read(&root.join(MISTAKE))?;
+    crate::mistake::apply(&mistake, &workspace.join("solution/src"))
         .map_err(|why| format!("{MISTAKE} does not apply: {why}"))?;
     let finished = starter::generate(&workspace.join("solution/src"), u32::MAX)?;
     let src = workspace.join("starter/src");

@@ -51,6 +51,11 @@ const INSTRUCTOR_ONLY: &[&str] = &[
     "sync-starter",
     "test-solution",
     "accept-snapshots",
+    // The kit's guides, for instructors, maintainers and library users.
+    "docs/INSTRUCTORS.md",
+    "docs/MAINTAINERS.md",
+    "docs/LIBRARY.md",
+    "docs/FIGURES.md",
 ];
 
 /// Handout sections (by their heading's start) about what only the kit has:

@@ -16,6 +16,7 @@ mod held_back;
 mod hint;
 mod lab;
 mod leak;
+mod mistake;
 mod named;
 mod predict;
 mod progress;
@@ -54,7 +55,8 @@ commands:
                   record the answer in predictions.toml, which `grade` scores
   check-starter   prove that every step's tests fail until that step is done, naming its TODO
   check-verdict [RUNS]  judge one wrong student crate RUNS times by both routes: one verdict, no file written
-  check-mistakes  apply each patch in mistakes/ to a scratch copy of the solution and run the suite
+  check-mistakes  put each mistake of mistakes/ into a scratch copy of the solution and run the suite
+                  (`--apply-only`: only check each still applies, building nothing)
   export-student DIR
                   write the student edition, without the answers, as a fresh git repository in DIR
   grade [DIR] [--out OUT] [--student ID | --metadata FILE]
@@ -99,7 +101,7 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         Some("todos") => sync::list_todos(),
         Some("progress") => progress::progress(),
         Some("check-starter") => check_starter::check_starter(),
-        Some("check-mistakes") => check_mistakes::check_mistakes(args.get(1).map(String::as_str)),
+        Some("check-mistakes") => check_mistakes::check_mistakes(&args[1..]),
         Some("check-verdict") => check_verdict::check_verdict(args.get(1).map(String::as_str)),
         Some("hint") => hint::hint(
             args.get(1).map(String::as_str),

@@ -4,6 +4,14 @@
 //! a student to a recipe, file or test that only the kit has
 //! (`check-export` runs it on the export's clone, and on the kit's own
 //! handouts).
+//!
+//! The kit's own tests hold every Markdown document of the kit to the same
+//! (README.md, LAB.md, MISTAKES.md, `docs/`, each crate's README, ...:
+//! every `.md` file outside `target/` and hidden folders, found by walking
+//! the tree, so a new document is covered as soon as it exists), and check
+//! that each relative link `[text](path)` or `[text](path#anchor)` in one
+//! of them leads somewhere: the file or folder exists, and the anchor is a
+//! heading of the target, as GitHub spells headings' anchors ([`anchor`]).
 
 use std::fs;
 use std::path::Path;
@@ -154,7 +162,7 @@ fn path_named(span: &str) -> Option<&str> {
 
 /// Whether `path` is there, or stands for the one file of its folder whose
 /// name starts with it and a dash (`mistakes/48` for the gallery's
-/// `mistakes/48-....patch`).
+/// `mistakes/48-....mistake`).
 fn exists(path: &Path) -> bool {
     if path.exists() {
         return true;
@@ -206,6 +214,183 @@ fn defines_test(suite: &Path, module: Vec<&str>, test: &str) -> bool {
     })
 }
 
+/// The anchor GitHub gives a heading's text: lower case, each space a
+/// dash, and every character but letters, digits, `-` and `_` dropped
+/// (`Step 3: generations (TODO 3)` is `step-3-generations-todo-3`).
+pub(crate) fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || [' ', '-', '_'].contains(c))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Every Markdown document under `root`, relative to it with `/` between
+/// folders, in a stable order: the `.md` files outside `target/` and
+/// hidden folders (`.git`, `.github`, ...).
+#[cfg(test)]
+pub(crate) fn documents(root: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, found: &mut Vec<String>) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" {
+                    walk(root, &path, found);
+                }
+            } else if name.ends_with(".md") {
+                let relative = path.strip_prefix(root).unwrap_or(&path);
+                found.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(root, root, &mut found);
+    found.sort();
+    found
+}
+
+/// The anchors of a Markdown text's headings, as GitHub makes them: a
+/// heading whose anchor an earlier one already has gets `-1`, `-2`, ...
+fn anchors(text: &str) -> Vec<String> {
+    let mut anchors: Vec<String> = Vec::new();
+    for (line, prose) in prose_lines(text) {
+        let hashes = line.chars().take_while(|c| *c == '#').count();
+        if !prose || !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let base = anchor(line[hashes..].trim_end_matches('#'));
+        let mut unique = base.clone();
+        let mut n = 0;
+        while anchors.contains(&unique) {
+            n += 1;
+            unique = format!("{base}-{n}");
+        }
+        anchors.push(unique);
+    }
+    anchors
+}
+
+/// The targets of a Markdown text's links and pictures (`[text](target)`,
+/// `![alt](target)`), with the line each is on; the code (fenced blocks and
+/// inline spans, which may run over several lines of a paragraph) is not
+/// read. A target's title (`(path "title")`) and angle brackets are left
+/// out.
+fn links(text: &str) -> Vec<(usize, String)> {
+    let mut links = Vec::new();
+    let mut in_span = false;
+    for (index, (line, prose)) in prose_lines(text).into_iter().enumerate() {
+        if !prose || line.trim().is_empty() {
+            // A code span never runs past its paragraph.
+            in_span = false;
+            continue;
+        }
+        let mut outside = String::new();
+        for (part_index, part) in line.split('`').enumerate() {
+            if part_index > 0 {
+                in_span = !in_span;
+            }
+            // Whatever is inside a span becomes a space, so that no link
+            // is made of the text on both sides of one.
+            outside.push_str(if in_span { " " } else { part });
+        }
+        let mut rest = outside.as_str();
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            let Some(close) = rest.find(')') else { break };
+            let target = rest[..close]
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches('<')
+                .trim_end_matches('>');
+            if !target.is_empty() {
+                links.push((index + 1, target.to_owned()));
+            }
+            rest = &rest[close..];
+        }
+    }
+    links
+}
+
+/// Every relative link of the document `document` (its path from `root`,
+/// and its text) that leads nowhere, one line each with the document's
+/// line number: a file or folder that is not there, a path out of the
+/// tree, or an anchor that no heading of the target Markdown file has. A
+/// link is read from the document's own folder, but one in `student/`
+/// from the top: the export puts those files at the top of the student
+/// edition. Links with a scheme (`https://`, `mailto:`) are not checked.
+pub(crate) fn broken_links(root: &Path, document: &str, text: &str) -> Vec<String> {
+    let folder = match document.rsplit_once('/') {
+        Some((folder, _)) if folder != "student" && !folder.starts_with("student/") => folder,
+        _ => "",
+    };
+    let mut broken = Vec::new();
+    for (number, target) in links(text) {
+        let mut say = |why: String| broken.push(format!("{document}:{number}: ({target}): {why}"));
+        let scheme = target
+            .split_once(':')
+            .is_some_and(|(scheme, _)| !scheme.is_empty() && !scheme.contains(['/', '#', '.']));
+        if scheme {
+            continue;
+        }
+        let (path, fragment) = match target.split_once('#') {
+            Some((path, fragment)) => (path, Some(fragment)),
+            None => (target.as_str(), None),
+        };
+        let resolved = if path.is_empty() {
+            Some(document.to_owned())
+        } else {
+            let mut parts: Vec<&str> = folder.split('/').filter(|part| !part.is_empty()).collect();
+            let mut inside = !path.starts_with('/');
+            for part in path.split('/') {
+                match part {
+                    "" | "." => {}
+                    ".." => inside &= parts.pop().is_some(),
+                    part => parts.push(part),
+                }
+            }
+            inside.then(|| parts.join("/"))
+        };
+        let Some(resolved) = resolved else {
+            say("a path out of the repository".to_owned());
+            continue;
+        };
+        if !path.is_empty() && !root.join(&resolved).exists() {
+            say(format!("no such file or folder ({resolved})"));
+            continue;
+        }
+        let Some(fragment) = fragment.filter(|_| resolved.ends_with(".md")) else {
+            continue;
+        };
+        let target_text = if path.is_empty() {
+            text.to_owned()
+        } else {
+            match fs::read_to_string(root.join(&resolved)) {
+                Ok(target_text) => target_text,
+                Err(e) => {
+                    say(format!("cannot read {resolved}: {e}"));
+                    continue;
+                }
+            }
+        };
+        if !anchors(&target_text)
+            .iter()
+            .any(|anchor| anchor == fragment)
+        {
+            say(format!(
+                "no heading of {resolved} has the anchor #{fragment}"
+            ));
+        }
+    }
+    broken
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,7 +400,7 @@ mod tests {
         tree.write("tests/lab/step3_generations.rs", "#[test]\nfn b6_x() {}\n");
         tree.write("tests/lab/step4_panics/clock.rs", "#[test]\nfn b7_y() {}\n");
         tree.write("starter/src/circuit.rs", "");
-        tree.write("mistakes/48-uncloneable.patch", "");
+        tree.write("mistakes/48-uncloneable.mistake", "");
         tree
     }
 
@@ -232,7 +417,7 @@ mod tests {
         ] {
             kit.write(path, "");
         }
-        kit.write("mistakes/01-x.patch", "");
+        kit.write("mistakes/01-x.mistake", "");
         missing(&tree.root, &kit.root, "LAB.md", text, &recipes)
     }
 
@@ -279,18 +464,121 @@ mod tests {
         );
     }
 
+    /// Every Markdown document of the kit, wherever it is: the handouts,
+    /// the READMEs, `docs/`. Each names only what the kit has, and each
+    /// of its relative links leads to a file that is there and, with an
+    /// anchor, to one of its headings.
     #[test]
     fn the_kits_handouts_name_only_what_the_kit_has() {
         let root = crate::root();
         let recipes = recipes(&root).expect("the kit's justfile");
-        // Every handout's lines at once, so that one handout's slip does
+        let documents = documents(&root);
+        for expected in ["README.md", "LAB.md", "MISTAKES.md", "student/README.md"] {
+            assert!(
+                documents.iter().any(|document| document == expected),
+                "{expected} is not among the documents found: {documents:?}"
+            );
+        }
+        // Every document's lines at once, so that one document's slip does
         // not hide another's.
         let mut found = Vec::new();
-        for handout in ["LAB.md", "MISTAKES.md", "README.md", "student/README.md"] {
-            let text = fs::read_to_string(root.join(handout)).expect("the kit's handouts");
-            found.extend(missing(&root, &root, handout, &text, &recipes));
+        for document in &documents {
+            let text = fs::read_to_string(root.join(document)).expect("the kit's documents");
+            found.extend(missing(&root, &root, document, &text, &recipes));
+            found.extend(broken_links(&root, document, &text));
         }
         assert_eq!(found, Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_anchor_of_a_heading_is_githubs() {
+        assert_eq!(
+            anchor("Step 3: generations fence off stale outcomes (TODO 3)"),
+            "step-3-generations-fence-off-stale-outcomes-todo-3"
+        );
+        assert_eq!(
+            anchor("A growing cooldown (G1-G4) and a probe timeout (P1-P3)"),
+            "a-growing-cooldown-g1-g4-and-a-probe-timeout-p1-p3"
+        );
+        assert_eq!(
+            anchor("`just mutants_diff`, **at once**"),
+            "just-mutants_diff-at-once"
+        );
+        assert_eq!(
+            anchors("# A\n## A\n```\n# not a heading\n```\n### A b\n"),
+            ["a", "a-1", "a-b"]
+        );
+    }
+
+    #[test]
+    fn the_documents_are_found_by_walking_the_tree() {
+        let tree = tempdir::Tree::new("named-documents");
+        for path in [
+            "README.md",
+            "docs/GUIDE.md",
+            "demo/README.md",
+            "target/doc/README.md",
+            ".github/NOTES.md",
+            "src/lib.rs",
+        ] {
+            tree.write(path, "");
+        }
+        assert_eq!(
+            documents(&tree.root),
+            ["README.md", "demo/README.md", "docs/GUIDE.md"]
+        );
+    }
+
+    fn links_tree() -> tempdir::Tree {
+        let tree = tempdir::Tree::new("named-links");
+        tree.write(
+            "LAB.md",
+            "# The lab\n\n## Step 3: generations (TODO 3)\n\nText.\n",
+        );
+        tree.write("docs/pictures/a.svg", "");
+        tree.write(
+            "docs/GUIDE.md",
+            "# Guide\n\n## A retry budget (Q1-Q5)\n\nSee [below](#a-retry-budget-q1-q5).\n",
+        );
+        tree
+    }
+
+    #[test]
+    fn links_that_lead_somewhere_pass() {
+        let tree = links_tree();
+        let text = "Read [the lab](../LAB.md), [step 3](../LAB.md#step-3-generations-todo-3),\n\
+                    [the budget](#a-retry-budget-q1-q5) and ![a picture](pictures/a.svg);\n\
+                    [the docs](../docs/), [a site](https://example.com/x#y) and\n\
+                    [mail](mailto:someone@example.com) are fine, and `[code](nowhere.md)` is code.\n\
+                    ```text\n[in a block](nowhere.md)\n```\n\n\
+                    ## A retry budget (Q1-Q5)\n";
+        assert_eq!(
+            broken_links(&tree.root, "docs/OTHER.md", text),
+            Vec::<String>::new()
+        );
+        // A student README lands at the top of the student edition.
+        assert_eq!(
+            broken_links(&tree.root, "student/README.md", "See [LAB.md](LAB.md).\n"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_broken_link_or_anchor_is_named_with_its_line() {
+        let tree = links_tree();
+        let text = "Read [the lab](LAB.md).\n\
+                    Then [step 3](../LAB.md#step-3-generations) and [gone](#nowhere).\n\
+                    [Out](../../x.md) and ![missing](pictures/b.svg).\n";
+        assert_eq!(
+            broken_links(&tree.root, "docs/GUIDE.md", text),
+            [
+                "docs/GUIDE.md:1: (LAB.md): no such file or folder (docs/LAB.md)",
+                "docs/GUIDE.md:2: (../LAB.md#step-3-generations): no heading of LAB.md has the anchor #step-3-generations",
+                "docs/GUIDE.md:2: (#nowhere): no heading of docs/GUIDE.md has the anchor #nowhere",
+                "docs/GUIDE.md:3: (../../x.md): a path out of the repository",
+                "docs/GUIDE.md:3: (pictures/b.svg): no such file or folder (docs/pictures/b.svg)",
+            ]
+        );
     }
 
     #[test]

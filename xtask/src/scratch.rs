@@ -56,26 +56,12 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Applies `patch` (a mistake, written against `solution/`) to the scratch
-/// workspace. The scratch copy lives inside this repository's target
-/// folder; a repository of its own makes `git apply` patch it rather than
-/// ignore it. Fails with git's own explanation.
-pub(crate) fn apply_patch(workspace: &Path, patch: &Path) -> Result<(), String> {
-    use std::process::Command;
-    Command::new("git")
-        .current_dir(workspace)
-        .args(["init", "--quiet"])
-        .status()
-        .map_err(|e| format!("cannot run git init: {e}"))?;
-    let applied = Command::new("git")
-        .current_dir(workspace)
-        .args(["apply", "--whitespace=nowarn"])
-        .arg(patch)
-        .output()
-        .map_err(|e| format!("cannot run git apply: {e}"))?;
-    if applied.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&applied.stderr).into_owned())
-    }
+/// The target folder of scratch worker `worker`, shared by the checks
+/// that run the suite on scratch copies of the workspace (`check-starter`,
+/// `check-mistakes`, `check-verdict`): their dependencies build with the
+/// same settings, so whichever runs first builds them for the others. Two
+/// checks at once on one worker's folder wait for each other's builds,
+/// as cargo does.
+pub(crate) fn worker_target(root: &Path, worker: usize) -> std::path::PathBuf {
+    root.join("target/scratch").join(format!("target-{worker}"))
 }

@@ -29,6 +29,10 @@
 //! the student designs that part too. TODO regions inside still count as
 //! the student's TODOs.
 //!
+//! A `// BEGIN ANCHOR(name)` ... `// END ANCHOR` pair names a span of
+//! provided code that a typical mistake of `mistakes/` replaces; the
+//! starter keeps the code and drops the two marker lines.
+//!
 //! A file the student designs whole, such as the circuit, names its
 //! untouched starter with a `// STARTER DESIGN: path` line (the path from
 //! the solution crate's folder): the starter gets that file instead, the
@@ -84,6 +88,7 @@ const BEGIN_SOLUTION: &str = "// BEGIN SOLUTION ONLY";
 const BEGIN_WITH: &str = "// BEGIN WITH TODO(";
 const END_WITH: &str = "// END WITH TODO";
 const END_SOLUTION: &str = "// END SOLUTION ONLY";
+use crate::mistake::{BEGIN_ANCHOR, END_ANCHOR};
 /// Marks a file the starter does not get at all.
 pub const SOLUTION_FILE: &str = "// SOLUTION ONLY FILE";
 /// Names the file the untouched starter gets instead of a designed one.
@@ -121,6 +126,11 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
         }
         if trimmed.starts_with(END_WITH) {
             // The end of a block whose step is done: its code stayed.
+            continue;
+        }
+        if trimmed.starts_with(BEGIN_ANCHOR) || trimmed.starts_with(END_ANCHOR) {
+            // A mistake's anchor in provided code (`mistakes/`): the
+            // kit's business, not the student's.
             continue;
         }
         if let Some(rest) = trimmed.strip_prefix(BEGIN_WITH) {
