@@ -227,7 +227,7 @@ check-export mistake="":
 autograder dir:
     cargo xtask autograder {{quote(dir)}}
 
-# Instructors: build the autograder and run it as Gradescope would in a scratch root: the untouched starter scores 0, the solution full marks (cargo: `cargo xtask check-autograder`).
+# Instructors: build the autograder and run it as Gradescope would in a scratch root: the untouched starter scores 0, a crate with every step done full marks (cargo: `cargo xtask check-autograder`).
 check-autograder:
     cargo xtask check-autograder
 

@@ -226,10 +226,12 @@ where
         // Backpressure passes through: ready when the inner service is. A
         // readiness error is not returned here but kept for the call, whose
         // first attempt fails with it, so the breaker hears of it.
+        // BEGIN ANCHOR(layer-readiness)
         if self.readied.is_none() {
             self.readied = Some(ready!(self.inner.poll_ready(cx)));
         }
         Poll::Ready(Ok(()))
+        // END ANCHOR
     }
 
     fn call(&mut self, request: Req) -> Self::Future {

@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! A retry budget: retries as a share of the calls that earned them, shared
 //! by every call that holds the budget.
 //!

@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! Everything that can go wrong, in sentences a reader understands without
 //! opening the source.
 

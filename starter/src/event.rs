@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! One stream of everything a breaker and its retry loop decide (rules
 //! O1-O6), for logs, traces, metrics and tests.
 //!

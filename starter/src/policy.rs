@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! The retry loop as a value: how production code usually holds it.
 //!
 //! [`RetryBreaker::execute`] takes its six inputs one by one, which makes

@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! The inner services a layer's call sends its attempts to, each one ready
 //! before the breaker is asked to admit its attempt (M1).
 //!

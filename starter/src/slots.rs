@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! Counts over the last stretch of time, kept in ten slots: what a retry
 //! budget (its calls and retries, Q1-Q3) and a time-based window (its
 //! verdicts and failures) both need.

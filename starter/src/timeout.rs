@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! A deadline for each attempt, so that a hang counts as a failure.
 //!
 //! A dependency that hangs is the one the breaker most needs to see, and the

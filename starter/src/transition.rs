@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! The record of a state change, so traces and dashboards can show what the
 //! breaker did and when.
 

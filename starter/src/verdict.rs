@@ -1,3 +1,4 @@
+// PROVIDED FILE: a grade always uses the kit's own copy of this file; your code goes in the TODOs.
 //! What one attempt's outcome means for the breaker (the advanced track's
 //! failure classification, rules K1-K3).
 

@@ -54,3 +54,48 @@ fn h1_h4_the_probe_holds_a_slot_and_the_circuit_answers_before_the_bulkhead() {
         "TODO(2): a good probe closes the circuit (B5), and frees its slot (H3)"
     );
 }
+
+/// A race: real threads take the last slot at once; a bulkhead that reads
+/// the count and then adds to it, in two steps, lets two of them in only
+/// when they meet between its two steps. Not graded: on a wrong crate its
+/// verdict can change from run to run, and a grade must not; `just test`
+/// runs it.
+///
+/// Rounds of threads released together by a barrier ask a bulkhead of one
+/// for its slot at the same instant; whoever gets it counts itself in and
+/// out. A correct `try_hold` takes the slot in one atomic step, so at most
+/// one is ever in.
+#[test]
+fn h1_threads_asking_for_the_last_slot_at_once_never_both_get_it() {
+    use std::sync::Barrier;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const THREADS: usize = 4;
+    const ROUNDS: usize = 2_000;
+    let breaker = with_room_for(1, 1_000_000, ms(10));
+    let (inside, most) = (AtomicU32::new(0), AtomicU32::new(0));
+    let start = Barrier::new(THREADS);
+    std::thread::scope(|scope| {
+        for _ in 0..THREADS {
+            scope.spawn(|| {
+                for _ in 0..ROUNDS {
+                    start.wait();
+                    if let Ok(permit) = breaker.try_acquire() {
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        most.fetch_max(now, Ordering::SeqCst);
+                        std::hint::spin_loop();
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                        permit.success();
+                    }
+                    start.wait();
+                }
+            });
+        }
+    });
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        1,
+        "TODO(17): a bulkhead of 1 let more than one attempt in at once: checking for room \
+         and taking the slot must be one atomic step (`fetch_update`, or a compare-and-swap \
+         loop), or two callers can both see the last slot free and both take it (H1)"
+    );
+}

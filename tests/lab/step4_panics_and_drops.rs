@@ -88,10 +88,11 @@ fn b7_a_dropped_probe_gives_its_slot_back_without_a_verdict() {
 fn b5_b7_a_probe_admitted_after_a_dropped_one_holds_the_single_slot() {
     let lab = Lab::cooled(1, ms(10));
     drop(lab.probe());
-    let _second = lab
-        .breaker
-        .try_acquire()
-        .expect("{DROP_TODO}: the dropped probe's slot is free for the next attempt");
+    let _second = lab.breaker.try_acquire().unwrap_or_else(|refused| {
+        panic!(
+            "{DROP_TODO}: the dropped probe's slot is free for the next attempt, not {refused:?}"
+        )
+    });
     assert_state!(
         lab.breaker,
         PROBING,

@@ -95,9 +95,11 @@ fn e8_full_jitter_fills_the_whole_interval_evenly() {
         let tenths = tenths_of(long);
         assert!(
             tenths.iter().all(|&n| (140..=260).contains(&n)),
-            "TODO(5): full jitter is uniform over [0, d] for every d, {long:?} too (more \
-             nanoseconds than 64 random bits can count: scale the interval by the draw instead \
-             of taking the draw modulo it); 2,000 seeds gave these counts per tenth: {tenths:?} (E8)"
+            "TODO(5): full jitter is uniform over [0, d] for every d, {long:?} too, which holds \
+             more nanoseconds than 64 bits can count: scale the interval by the draw (not the \
+             draw modulo the interval), and turn the product back into a Duration without \
+             cutting it to 64 bits (`Duration::from_nanos(n as u64)` wraps); 2,000 seeds gave \
+             these counts per tenth: {tenths:?} (E8)"
         );
     }
     // Every attempt number of one seed spreads too.

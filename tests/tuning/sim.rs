@@ -49,6 +49,17 @@ const NAMES: [&str; 5] = [
 ];
 
 impl Settings {
+    /// The settings the kit hands out in `tuning.toml`: the baseline the
+    /// bonus measures a student's settings against, so that handing them
+    /// back unchanged earns nothing ([`gain`]).
+    pub const SHIPPED: Settings = Settings {
+        threshold: 5,
+        cooldown_ms: 1000,
+        attempts: 3,
+        backoff_base_ms: 25,
+        backoff_cap_ms: 200,
+    };
+
     /// Reads `name = whole number` lines; `#` starts a comment. Every one of
     /// the five names must appear exactly once, and nothing else.
     ///
@@ -503,12 +514,23 @@ pub fn score(figures: &Figures, budgets: &Budgets) -> Score {
     }
 }
 
+/// What the tuning earned on a scenario: the share of the way from the
+/// shipped settings' score to a perfect 1 that `score` covers, 0 when it is
+/// no better, 1 at a perfect score. A scenario that the shipped settings
+/// already score perfectly leaves no way to go: nothing to earn there.
+pub fn gain(score: f64, shipped: f64) -> f64 {
+    if shipped >= 1.0 {
+        return 0.0;
+    }
+    ((score - shipped) / (1.0 - shipped)).clamp(0.0, 1.0)
+}
+
 /// The report `just tune` prints.
 pub fn report(scenario: &Scenario, settings: &Settings, figures: &Figures) -> String {
     let score = score(figures, &scenario.budgets);
     let budgets = &scenario.budgets;
     format!(
-        "Your gateway: {scenario}.\nYour settings: {settings}.\n\n  {:<34} {:>8} {:>14} {:>6}\n  {:<34} {:>8} {:>14} {:>6.2}\n  {:<34} {:>8} {:>14} {:>6.2}\n  {:<34} {:>8} {:>14} {:>6.2}\n\n  (of the requests, {} reached the gateway while it was down)\n\nScore: {:.2} (each part is 1 within budget, and 0 at 1.5 times an at-most budget or half an at-least one; the score is their geometric mean)\n",
+        "Your gateway: {scenario}.\nYour settings: {settings}.\n\n  {:<34} {:>8} {:>14} {:>6}\n  {:<34} {:>8} {:>14} {:>6.2}\n  {:<34} {:>8} {:>14} {:>6.2}\n  {:<34} {:>8} {:>14} {:>6.2}\n\n  (of the requests, {} reached the gateway while it was down)\n\nScore: {:.2} (each part is 1 within budget, and 0 at 1.5 times an at-most budget or half an at-least one; the score is their geometric mean)\n{}",
         "figure",
         "measured",
         "budget",
@@ -527,7 +549,21 @@ pub fn report(scenario: &Scenario, settings: &Settings, figures: &Figures) -> St
         score.wait,
         figures.requests_while_down,
         score.total,
+        match shipped_score(scenario) {
+            Some(shipped) => format!(
+                "Gain: {:.2} (the shipped settings score {shipped:.2} here; the bonus counts how much of the way from there to 1 yours cover)\n",
+                gain(score.total, shipped)
+            ),
+            None => String::new(),
+        },
     )
+}
+
+/// The shipped settings' score on `scenario`, if the crate runs them.
+pub fn shipped_score(scenario: &Scenario) -> Option<f64> {
+    run(scenario, &Settings::SHIPPED)
+        .ok()
+        .map(|figures| score(&figures, &scenario.budgets).total)
 }
 
 /// FNV-1a, 64 bits, of a student id: the grader's seed (`Seed` in the

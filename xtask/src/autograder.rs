@@ -472,21 +472,23 @@ pub(crate) fn check_autograder(args: &[String]) -> Result<(), String> {
         return Err(format!("the untouched starter scores {score}, not 0"));
     }
 
-    println!("== run_autograder on the solution's files: full marks");
-    let src = submission.join("starter/src");
-    fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
-    copy_tree(&root.join("solution/src"), &src)?;
-    let (score, max) = grade("solution")?;
+    println!("== run_autograder on a crate with every step done: full marks");
+    crate::starter::write_crate(
+        &root.join("solution/src"),
+        u32::MAX,
+        &submission.join("starter/src"),
+    )?;
+    let (score, max) = grade("finished crate")?;
     // A bonus (the tuning task's) may add to the lab's total.
     if score < max || max <= 0.0 {
         return Err(format!(
-            "the solution scores {score} / {max}, not full marks"
+            "a crate with every step done scores {score} / {max}, not full marks"
         ));
     }
 
     println!(
         "\ncheck-autograder: the zip installs with Rust {TOOLCHAIN}, the untouched starter scores 0, \
-         the solution {score} / {max} ({:.0?})",
+         every step done {score} / {max} ({:.0?})",
         started.elapsed()
     );
     Ok(())

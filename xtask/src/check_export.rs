@@ -272,10 +272,9 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         }),
     );
 
-    println!("== the solution's files in the starter");
+    println!("== every step done, as the solution does it, in the starter");
     let src = clone.join("starter/src");
-    fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
-    copy_tree(&root.join("solution/src"), &src)?;
+    crate::starter::write_crate(&root.join("solution/src"), u32::MAX, &src)?;
     let solved = kit_grade(&root, &target, &clone, &base.join("solved"));
     let solved_score = solved
         .as_ref()
@@ -331,7 +330,14 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
 
     let mistake = crate::mistake::Mistake::read(&mistake)?;
     let name = mistake.name.clone();
-    let step = apply_mistake(&mistake, &clone.join("starter/src"))?;
+    let mistaken = base.join("mistaken-solution");
+    if mistaken.exists() {
+        fs::remove_dir_all(&mistaken).map_err(|e| e.to_string())?;
+    }
+    // The whole crate: the generator reads its designs beside `src`.
+    copy_tree(&root.join("solution"), &mistaken)?;
+    let step = apply_mistake(&mistake, &mistaken.join("src"))?;
+    crate::starter::write_crate(&mistaken.join("src"), u32::MAX, &src)?;
     println!("== with the mistake {name}, step {step} alone loses points");
     let mistaken = kit_grade(&root, &target, &clone, &base.join("mistake"));
     let mut lost = 0.0;

@@ -13,9 +13,11 @@
 //!   stops the build; or simply nothing is earned).
 //!
 //! Every forgery must score 0 and be named, in the summary and in
-//! results.json. Then two regrade checks: the solution graded ten times with
-//! one student id gives the same bytes each time, and two student ids draw
-//! different held-back cases that the solution passes both.
+//! results.json. Then the regrade checks: a crate with every step done,
+//! graded three times with one student id, gives the same bytes each time
+//! (and full marks), and so does each of ten gallery mistakes; and two
+//! student ids draw different held-back cases that the finished crate
+//! passes both.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,17 @@ use crate::grade::{self, Grade, Options, Seed};
 use crate::{report, root};
 
 /// How often the same submission is regraded for the byte-identity check.
-const REGRADES: usize = 10;
+const REGRADES: usize = 3;
+
+/// Gallery mistakes regraded [`MISTAKE_REGRADES`] times each: one verdict
+/// per submission must hold for wrong crates too, where a test that leans
+/// on thread timing or a map's order would show it. One of each step with
+/// points, and the advanced steps whose rules concurrency or a hash order
+/// could blur (a registry listing in the map's order, a bulkhead).
+const REGRADED_MISTAKES: [&str; 10] = [
+    "02-", "07-", "05-", "76-", "31-", "09-", "27-", "13-", "61-", "104-",
+];
+const MISTAKE_REGRADES: usize = 3;
 
 /// One edit of a forgery.
 #[derive(Debug, PartialEq, Eq)]
@@ -117,6 +129,7 @@ fn grade(
             out: out.to_path_buf(),
             target: target.to_path_buf(),
             seed: Seed::new(id.map(str::to_owned), None, None),
+            limits: crate::sealed::Limits::from_env()?,
         },
         check_sources,
     )?;
@@ -220,15 +233,20 @@ fn lay_out(root: &Path, student: &Path, forgery: &Forgery) -> Result<(), String>
 /// Regrading gives the same bytes, and the seed follows the student.
 fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, String> {
     let mut failures = Vec::new();
-    let solution = root.join("solution");
-    println!("== the solution, graded {REGRADES} times for one student: the same bytes every time");
+    // Every step done as the solution does it: a student's crate with full
+    // marks.
+    let solution = base.join("finished");
+    crate::starter::write_crate(&root.join("solution/src"), u32::MAX, &solution.join("src"))?;
+    println!(
+        "== the finished crate, graded {REGRADES} times for one student: the same bytes every time"
+    );
     let mut first: Option<Vec<Vec<u8>>> = None;
     for run in 0..REGRADES {
         let out = base.join(format!("regrade-{run}"));
         let graded = grade(&solution, &out, target, Some("student-1"), true)?;
         if graded.score() != graded.max_score() {
             failures.push(format!(
-                "regrade {run}: the solution scored {} of {}",
+                "regrade {run}: the finished crate scored {} of {}",
                 graded.score(),
                 graded.max_score()
             ));
@@ -245,8 +263,52 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
             Some(_) => {}
         }
     }
-    println!("== two students: different held-back cases, both passed by the solution");
-    // The solution for both first, then the starter for both: each switch
+    for part in REGRADED_MISTAKES {
+        let paths = crate::mistake::gallery(root, Some(part))?;
+        let Some(path) = paths.iter().find(|path| {
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(part)
+        }) else {
+            failures.push(format!("no mistake of the gallery is numbered {part}"));
+            continue;
+        };
+        let mistake = crate::mistake::Mistake::read(path)?;
+        let name = mistake.name.clone();
+        let mistaken = base.join("mistaken-solution");
+        if mistaken.exists() {
+            fs::remove_dir_all(&mistaken).map_err(|e| e.to_string())?;
+        }
+        // The whole crate: the generator reads its designs beside `src`.
+        crate::scratch::copy_tree(&root.join("solution"), &mistaken)?;
+        crate::mistake::apply(&mistake, &mistaken.join("src"))?;
+        let student = base.join(format!("mistake-{name}"));
+        crate::starter::write_crate(&mistaken.join("src"), u32::MAX, &student.join("src"))?;
+        println!("== {name}, graded {MISTAKE_REGRADES} times for one student: the same bytes");
+        let mut first: Option<(Vec<Vec<u8>>, f64)> = None;
+        for run in 0..MISTAKE_REGRADES {
+            let out = base.join(format!("mistake-{name}-{run}"));
+            let graded = grade(&student, &out, target, Some("student-1"), true)?;
+            let bytes = ["results.json", "junit.xml", "summary.txt"]
+                .iter()
+                .map(|file| fs::read(out.join(file)).map_err(|e| e.to_string()))
+                .collect::<Result<Vec<_>, _>>()?;
+            match &first {
+                None => first = Some((bytes, graded.score())),
+                Some((first, score)) if *first != bytes => failures.push(format!(
+                    "{name}: regrade {run} differs from regrade 0 ({} against {score})",
+                    graded.score()
+                )),
+                Some(_) => {}
+            }
+        }
+        if let Some((_, score)) = first {
+            println!("   {score} every time");
+        }
+    }
+    println!("== two students: different held-back cases, both passed by the finished crate");
+    // The finished crate for both first, then the starter for both: each switch
     // of crate is a rebuild.
     let ids = ["student-1", "student-2"];
     for id in ids {
@@ -259,7 +321,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
         )?;
         if graded.score() != graded.max_score() {
             failures.push(format!(
-                "{id}: the solution scored {} of {}",
+                "{id}: the finished crate scored {} of {}",
                 graded.score(),
                 graded.max_score()
             ));
@@ -270,14 +332,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
     // untouched starter stops at its circuit's first `todo!()`, with the same
     // message for every student.)
     let partial = base.join("step-1-done");
-    let src = partial.join("src");
-    if src.exists() {
-        fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
-    }
-    fs::create_dir_all(&src).map_err(|e| e.to_string())?;
-    for (name, text) in crate::starter::generate(&root.join("solution/src"), 2)?.files {
-        fs::write(src.join(&name), text).map_err(|e| format!("{name}: {e}"))?;
-    }
+    crate::starter::write_crate(&root.join("solution/src"), 2, &partial.join("src"))?;
     let mut messages = Vec::new();
     for id in ids {
         let graded = grade(

@@ -307,7 +307,7 @@ fn judge_mistake(
             let src = workspace.join("starter/src");
             let board = scoreboard::board(&results, steps, &syllabus.controls);
             let start = scoreboard::start(&results, &board, syllabus, |marker| {
-                scoreboard::find_todo(&src, marker)
+                scoreboard::find_todos(&src, marker)
             });
             let chosen = match &start {
                 Start::Step {

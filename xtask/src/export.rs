@@ -1080,6 +1080,32 @@ fn commit(dir: &Path) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// The tuning task's bonus counts the gain over the settings handed
+    /// out, which the simulation knows as `Settings::SHIPPED`: the file the
+    /// kit hands out must hold exactly those, or it would earn points.
+    #[test]
+    fn the_tuning_file_handed_out_holds_the_shipped_settings() {
+        let root = root();
+        let file = fs::read_to_string(root.join("tuning.toml")).unwrap();
+        let sim = fs::read_to_string(root.join("tests/tuning/sim.rs")).unwrap();
+        let shipped = &sim[sim.find("pub const SHIPPED").expect("Settings::SHIPPED")..];
+        let shipped = &shipped[..shipped.find("};").unwrap()];
+        let mut names = 0;
+        for line in file.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let (name, value) = line.split_once('=').unwrap();
+            let field = format!("{}: {},", name.trim(), value.trim());
+            assert!(
+                shipped.contains(&field),
+                "tuning.toml's `{line}` is not in SHIPPED"
+            );
+            names += 1;
+        }
+        assert_eq!(names, 5, "tuning.toml holds the five settings");
+    }
+
     #[test]
     fn the_handout_drops_the_instructors_section_and_kit_only_paragraphs() {
         let lab = "# Lab\n\nIntro.\n\n## Step 1\n\nDo it.\n\nSee `mistakes/`.\n\n## For instructors\n\nSecrets.\n\n## One breaker across a fleet (reference)\n\nRun `just fleet`.\n\n## After\n\nMore.\n";

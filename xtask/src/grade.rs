@@ -23,8 +23,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::held_back::{self, HeldBack};
-use crate::lab::{controls, controls_in, steps};
-use crate::scratch::copy_suite_workspace;
+use crate::lab::{controls, controls_in, races, races_in, steps};
+use crate::scratch::{copy_suite_workspace, copy_tree, sync_tree};
 use crate::{predict, report, root, sealed, source_check, submission, suite, weights};
 
 /// One test's verdict, as graded.
@@ -94,6 +94,11 @@ pub struct Grade {
     pub predictions: Vec<predict::Scored>,
     /// The tuning task's bonus, when `weights.toml` gives it points.
     pub tuning: Option<Tuning>,
+    /// Whether the report may say what really happened for each prediction
+    /// ([`predict::describe`]).
+    pub reveal_predictions: bool,
+    /// The suite's races ([`crate::lab::races`]), which a grade never runs.
+    pub races: Vec<String>,
 }
 
 /// The tuning task (`just tune`), graded: the settings in the student's
@@ -176,14 +181,41 @@ pub(crate) fn fnv1a(text: &str) -> u64 {
 }
 
 impl Grade {
-    /// The total, the predictions' bonus included.
+    /// The total: the core's points, and the bonuses (the predictions, the
+    /// tuning task) only when [`Grade::earns_bonuses`].
     pub fn score(&self) -> f64 {
-        round(
-            self.steps.iter().map(|step| step.score).sum::<f64>()
-                + self.provided_score
-                + self.predictions_score()
-                + self.tuning.as_ref().map_or(0.0, |tuning| tuning.score),
-        )
+        round(self.core_score() + self.counted_bonus())
+    }
+
+    /// The points of the steps and the provided parts: the lab itself.
+    pub fn core_score(&self) -> f64 {
+        round(self.steps.iter().map(|step| step.score).sum::<f64>() + self.provided_score)
+    }
+
+    /// The bonuses earned, counted or not.
+    pub fn bonus_score(&self) -> f64 {
+        round(self.predictions_score() + self.tuning.as_ref().map_or(0.0, |tuning| tuning.score))
+    }
+
+    /// The bonuses that count towards the total.
+    pub fn counted_bonus(&self) -> f64 {
+        if self.earns_bonuses() {
+            self.bonus_score()
+        } else {
+            0.0
+        }
+    }
+
+    /// The rule for bonuses: they count only for a crate that earns every
+    /// point of every step that has points. A bonus rewards going further,
+    /// so it never makes up for an idea of the lab that is missing (a wrong
+    /// backoff or no fencing of stale outcomes with a tuned `tuning.toml`
+    /// must not reach full marks, let alone pass them).
+    pub fn earns_bonuses(&self) -> bool {
+        self.steps
+            .iter()
+            .filter(|step| step.points > 0.0)
+            .all(|step| round(step.score) >= round(step.points))
     }
 
     /// What the predictions earned: a bonus, which [`Grade::max_score`]
@@ -213,6 +245,8 @@ pub struct Options {
     pub target: PathBuf,
     /// Whose grade it is, for the seed.
     pub seed: Seed,
+    /// How long a test and the whole grade may take.
+    pub limits: sealed::Limits,
 }
 
 const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT] [--student ID | --metadata submission_metadata.json]";
@@ -259,6 +293,12 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
             _ => return Err(USAGE.to_owned()),
         }
     }
+    // A student grading their own repository is graded as the one they
+    // predict as (`just predict` falls back on git's address too); an
+    // instructor grading a repository names the student.
+    if student.is_none() && id.is_none() {
+        id = predict::git_email(&root);
+    }
     let options = Options {
         student,
         out: out.unwrap_or_else(|| root.join("target/grade")),
@@ -266,9 +306,17 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
             .map(PathBuf::from)
             .unwrap_or_else(|| root.join("target/grading/target")),
         seed: Seed::new(id, number_in("LAB_SEED")?, number_in("LAB_CASES")?),
+        limits: sealed::Limits::from_env()?,
     };
     println!("Grading {}...", describe(options.student.as_deref()));
-    let grade = run(&options)?;
+    let grade = match run(&options) {
+        Ok(grade) => grade,
+        Err(why) => {
+            // A course platform still gets its results: 0, and why.
+            write_failure(&options.out, &why)?;
+            return Err(why);
+        }
+    };
     write(&grade, &options.out)?;
     print!("{}", report::summary(&grade));
     let out = std::env::current_dir()
@@ -321,6 +369,8 @@ pub(crate) fn run(options: &Options) -> Result<Grade, String> {
 /// only for the forgery gallery, which proves that the sealed run and the
 /// outside `forbid(unsafe_code)` hold on their own.
 pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grade, String> {
+    // The budget runs from here, before anything of the student's is built.
+    let deadline = std::time::Instant::now() + options.limits.budget;
     let root = root();
     let steps = steps()?;
     let numbers: Vec<u32> = steps.iter().map(|(number, _)| *number).collect();
@@ -332,8 +382,10 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
     )?;
     let held_back = held_back::read(&root.join("grading/held-back"), &steps)?;
     let mut controls = controls()?;
+    let mut races = races()?;
     for module in &held_back {
         controls.extend(controls_in(&module.module, &module.text));
+        races.extend(races_in(&module.module, &module.text));
     }
 
     let mut grade = Grade {
@@ -351,6 +403,8 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         held_back_visibility: weights.held_back_visibility.clone(),
         predictions: Vec::new(),
         tuning: None,
+        reveal_predictions: false,
+        races: Vec::new(),
     };
     let submission = match options.student.as_deref() {
         Some(dir) => Some(submission::read(dir, &root)?),
@@ -365,33 +419,44 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         .as_ref()
         .map(|s| s.ignored.clone())
         .unwrap_or_default();
+    // One grade at a time per kit: they share the scratch copies.
+    let _lock = GradingLock::take(&root.join("target/grading"))?;
+    // The sources graded: the submission's, with every provided file the
+    // kit's own copy, whatever the submission's says.
+    let sources = root.join("target/grading/sources");
+    grade.ignored.extend(submission::assemble(
+        &src,
+        shown,
+        &root.join("starter/src"),
+        &sources,
+    )?);
+    grade.ignored.sort();
     if check_sources {
-        grade.refused = source_check::check_dir(&src, shown)?
+        grade.refused = source_check::check_dir(&sources, shown)?
             .iter()
             .map(ToString::to_string)
             .collect();
     }
     let mut verdicts = Vec::new();
     if grade.refused.is_empty() {
-        // One grade at a time per kit: they share the scratch copy.
-        let _lock = GradingLock::take(&root.join("target/grading"))?;
-        let workspace = prepare(
-            &root,
-            submission.as_ref().map(|s| s.src.as_path()),
-            &held_back,
-        )?;
-        match sealed::build(&workspace, &options.target) {
+        let workspace = prepare(&root, &sources, &held_back)?;
+        match sealed::build(&workspace, &options.target, deadline) {
             Ok(binary) => {
-                let names = sealed::list(&binary, &workspace)?;
+                // A race's verdict on a wrong crate can change from run to
+                // run; a grade must not, so it never runs one.
+                let (raced, names): (Vec<String>, Vec<String>) = sealed::list(&binary, &workspace)?
+                    .into_iter()
+                    .partition(|name| races.contains_key(name));
+                grade.races = raced;
                 let env = options.seed.env();
                 let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
-                let run = sealed::run(&binary, &workspace, &names, &env);
+                let run = sealed::run(&binary, &workspace, &names, &env, options.limits, deadline);
                 let held: Vec<&str> = held_back.iter().map(|m| m.module.as_str()).collect();
                 verdicts = self::verdicts(&names, &run.results, &controls, &held);
                 grade.forgeries = run.forgeries;
                 if weights.tuning > 0.0 {
                     let repository = options.student.as_deref().unwrap_or(&root);
-                    let tuning = tune(&workspace, repository, options, weights.tuning)?;
+                    let tuning = tune(&workspace, repository, options, weights.tuning, deadline)?;
                     grade.forgeries.extend(tuning.1);
                     grade.forgeries.sort();
                     grade.tuning = Some(tuning.0);
@@ -430,7 +495,19 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         recorded.as_deref(),
         &predict::pristine(&root)?,
         weights.predictions,
+        options.seed.student.as_deref(),
     )?;
+    // Only a grade with the course's held-back tests (the kit's, the
+    // autograder's) says what really happened: the student edition's own
+    // `just grade` has none, and must not hand out the answers.
+    grade.reveal_predictions = root.join("grading/held-back").is_dir();
+    if !grade.reveal_predictions {
+        // Not even as a score: a total that moves says which were right.
+        for prediction in &mut grade.predictions {
+            prediction.score = 0.0;
+            prediction.right = false;
+        }
+    }
     // A crate refused or unbuilt scores 0 in all, as the summary says.
     if !grade.refused.is_empty() || grade.build_error.is_some() {
         for prediction in &mut grade.predictions {
@@ -448,6 +525,7 @@ fn tune(
     repository: &Path,
     options: &Options,
     points: f64,
+    deadline: std::time::Instant,
 ) -> Result<(Tuning, Vec<(String, String)>), String> {
     let settings = workspace.join(TUNING_FILE);
     if settings.exists() {
@@ -462,8 +540,11 @@ fn tune(
         score: 0.0,
         levels: Vec::new(),
     };
-    let binary = match sealed::build_test(workspace, &options.target, "tuning") {
+    let binary = match sealed::build_test(workspace, &options.target, "tuning", deadline) {
         Ok(binary) => binary,
+        // Out of time while the levels built: they earn nothing, and the
+        // grade still ends with its results.
+        Err(_) if std::time::Instant::now() >= deadline => return Ok((tuning, Vec::new())),
         Err(output) => {
             // The suite built, so this is the kit's own target failing:
             // say so rather than blame the student.
@@ -479,7 +560,7 @@ fn tune(
     }
     let env = options.seed.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
-    let run = sealed::run(&binary, workspace, &names, &env);
+    let run = sealed::run(&binary, workspace, &names, &env, options.limits, deadline);
     tuning.levels = verdicts(&names, &run.results, &Default::default(), &[]);
     // In the order of the levels, 10% first, not of their names.
     tuning.levels.sort_by_key(|level| level_of(&level.name));
@@ -538,30 +619,23 @@ impl Drop for GradingLock {
     }
 }
 
-/// A fresh scratch copy of the suite with the student's `starter/src` and
-/// the held-back tests in it.
-fn prepare(root: &Path, src: Option<&Path>, held_back: &[HeldBack]) -> Result<PathBuf, String> {
-    let workspace = root.join("target/grading/workspace");
+/// A fresh scratch copy of the suite with the graded sources `src` as its
+/// `starter/src` and the held-back tests in it.
+///
+/// It is laid out afresh in `target/grading/staging`, then synced into
+/// `target/grading/workspace`, where only what changed since the last grade
+/// is written ([`sync_tree`]): a regrade of the same crate builds nothing.
+fn prepare(root: &Path, src: &Path, held_back: &[HeldBack]) -> Result<PathBuf, String> {
+    let workspace = root.join("target/grading/staging");
     if workspace.exists() {
         fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
     }
     fs::create_dir_all(&workspace).map_err(|e| e.to_string())?;
     copy_suite_workspace(root, &workspace)?;
-    if let Some(src) = src {
-        // Only the sources' `*.rs` files: nothing else of the submission.
-        let ours = workspace.join("starter/src");
-        fs::remove_dir_all(&ours).map_err(|e| e.to_string())?;
-        fs::create_dir_all(&ours).map_err(|e| e.to_string())?;
-        for entry in fs::read_dir(src)
-            .map_err(|e| e.to_string())?
-            .filter_map(Result::ok)
-        {
-            let path = entry.path();
-            if path.is_file() && path.extension().is_some_and(|ext| ext == "rs") {
-                fs::copy(&path, ours.join(entry.file_name())).map_err(|e| e.to_string())?;
-            }
-        }
-    }
+    // Only the sources' `*.rs` files: nothing else of the submission.
+    let ours = workspace.join("starter/src");
+    fs::remove_dir_all(&ours).map_err(|e| e.to_string())?;
+    copy_tree(src, &ours)?;
     // `unsafe` is forbidden from outside, where no attribute can lower it.
     let manifest = workspace.join("starter/Cargo.toml");
     let text = fs::read_to_string(&manifest).map_err(|e| e.to_string())?;
@@ -571,7 +645,9 @@ fn prepare(root: &Path, src: Option<&Path>, held_back: &[HeldBack]) -> Result<Pa
     )
     .map_err(|e| e.to_string())?;
     held_back::install(held_back, &workspace)?;
-    Ok(workspace)
+    let lasting = root.join("target/grading/workspace");
+    sync_tree(&workspace, &lasting)?;
+    Ok(lasting)
 }
 
 /// Every listed test's verdict; one the run never reported (the suite
@@ -716,8 +792,29 @@ fn stable(output: &str) -> String {
     let mut parts: Vec<String> = messages.into_iter().map(|(_, message)| message).collect();
     parts.push(rest.trim().to_owned());
     parts.retain(|part| !part.trim().is_empty());
-    parts.join("\n\n")
+    capped(parts.join("\n\n"))
 }
+
+/// What a report keeps of one test's output: its first [`DETAIL_LIMIT`]
+/// bytes (at a character boundary), and how much was left out.
+fn capped(mut detail: String) -> String {
+    if detail.len() <= DETAIL_LIMIT {
+        return detail;
+    }
+    let mut end = DETAIL_LIMIT;
+    while !detail.is_char_boundary(end) {
+        end -= 1;
+    }
+    let left_out = detail.len() - end;
+    detail.truncate(end);
+    detail.push_str(&format!(
+        "\n[... {left_out} more bytes of this test's output left out]"
+    ));
+    detail
+}
+
+/// The most of one test's output a report keeps.
+const DETAIL_LIMIT: usize = 4096;
 
 /// The compiler's first error, with the lines that locate it.
 fn first_error(output: &str) -> String {
@@ -735,6 +832,23 @@ fn first_error(output: &str) -> String {
 }
 
 /// Writes `results.json` (Gradescope), `junit.xml` and `summary.txt`.
+/// The results of a grade the grader could not finish (an error of its
+/// own, such as a missing tool): score 0 and why, in `results.json` and
+/// `summary.txt`, so that a course platform shows the reason rather than a
+/// failed autograder.
+pub(crate) fn write_failure(out: &Path, why: &str) -> Result<(), String> {
+    fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let said = format!("The grader could not grade this submission: {why}\n");
+    let json = format!(
+        "{{\n  \"score\": 0,\n  \"output\": {},\n  \"tests\": []\n}}\n",
+        report::json_string(&said)
+    );
+    for (file, text) in [("results.json", json), ("summary.txt", said)] {
+        fs::write(out.join(file), text).map_err(|e| format!("cannot write {file}: {e}"))?;
+    }
+    Ok(())
+}
+
 pub(crate) fn write(grade: &Grade, out: &Path) -> Result<(), String> {
     fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     for (file, text) in [
@@ -760,6 +874,22 @@ mod tests {
             detail: String::new(),
             held_back: false,
         }
+    }
+
+    #[test]
+    fn a_reports_detail_is_capped_at_a_character_boundary() {
+        assert_eq!(capped("short".to_owned()), "short");
+        let long = "é".repeat(DETAIL_LIMIT);
+        let kept = capped(long.clone());
+        assert!(
+            kept.len() < long.len() && kept.len() <= DETAIL_LIMIT + 80,
+            "{}",
+            kept.len()
+        );
+        assert!(
+            kept.ends_with("more bytes of this test's output left out]"),
+            "{kept}"
+        );
     }
 
     #[test]

@@ -98,24 +98,54 @@ pub(crate) fn steps() -> Result<Vec<(u32, String)>, String> {
 /// Tests documented as controls (`/// A control: why`): they check that a
 /// rule is not over-applied, so they may pass before their step is done.
 pub(crate) fn controls() -> Result<BTreeMap<String, String>, String> {
+    documented(CONTROL)
+}
+
+/// Tests documented as races (`/// A race: why`): they run real threads
+/// against each other, so for some wrong crates their verdict depends on
+/// how the operating system schedules them. `just test` runs them, since a
+/// race they catch is worth seeing; a grade never does, so that one
+/// submission always gets one grade.
+pub(crate) fn races() -> Result<BTreeMap<String, String>, String> {
+    documented(RACE)
+}
+
+/// The doc line that opens a control's reason.
+const CONTROL: &str = "A control:";
+/// The doc line that opens a race's reason.
+pub(crate) const RACE: &str = "A race:";
+
+/// The tests of the suite documented with `/// MARKER why`, by full name,
+/// with why: in every module file under `tests/lab` but the support code
+/// (`tests/lab/step6_retry/policy.rs` is `step6_retry::policy`).
+fn documented(marker: &str) -> Result<BTreeMap<String, String>, String> {
     let mut found = BTreeMap::new();
     let dir = root().join("tests/lab");
-    for (number, name) in steps()? {
-        let module = format!("step{number}_{name}");
-        let text =
-            fs::read_to_string(dir.join(format!("{module}.rs"))).map_err(|e| e.to_string())?;
-        found.extend(controls_in(&module, &text));
-        submodule_controls(&dir.join(&module), &module, &mut found)?;
+    for entry in fs::read_dir(&dir).map_err(|e| format!("cannot read tests/lab: {e}"))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let Some(stem) = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .and_then(|name| name.strip_suffix(".rs"))
+        else {
+            continue;
+        };
+        if stem == "main" {
+            continue;
+        }
+        let text = fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        found.extend(documented_in(stem, &text, marker));
+        submodule_docs(&dir.join(stem), stem, marker, &mut found)?;
     }
     Ok(found)
 }
 
-/// The controls of a step's submodules, in the files of its folder
-/// (`tests/lab/step6_retry/policy.rs` is `step6_retry::policy`), and
-/// theirs in turn.
-fn submodule_controls(
+/// The tests documented with `marker` in a module's submodules, in the
+/// files of its folder, and theirs in turn.
+fn submodule_docs(
     dir: &std::path::Path,
     module: &str,
+    marker: &str,
     found: &mut BTreeMap<String, String>,
 ) -> Result<(), String> {
     let Ok(entries) = fs::read_dir(dir) else {
@@ -132,26 +162,37 @@ fn submodule_controls(
         };
         let inner = format!("{module}::{stem}");
         let text = fs::read_to_string(&path).map_err(|e| e.to_string())?;
-        found.extend(controls_in(&inner, &text));
-        submodule_controls(&dir.join(stem), &inner, found)?;
+        found.extend(documented_in(&inner, &text, marker));
+        submodule_docs(&dir.join(stem), &inner, marker, found)?;
     }
     Ok(())
 }
 
 /// The controls of one test module, by full test name.
 pub(crate) fn controls_in(module: &str, text: &str) -> BTreeMap<String, String> {
+    documented_in(module, text, CONTROL)
+}
+
+/// The races of one test module, by full test name.
+pub(crate) fn races_in(module: &str, text: &str) -> BTreeMap<String, String> {
+    documented_in(module, text, RACE)
+}
+
+/// The tests of one module whose doc comment has a line opening with
+/// `marker`, by full test name, with the rest of that paragraph of docs.
+fn documented_in(module: &str, text: &str, marker: &str) -> BTreeMap<String, String> {
     let mut found = BTreeMap::new();
     let mut reason: Option<String> = None;
     for line in text.lines().map(str::trim) {
         if let Some(doc) = line.strip_prefix("///") {
             let doc = doc.trim();
-            match (&mut reason, doc.strip_prefix("A control:")) {
+            match (&mut reason, doc.strip_prefix(marker)) {
                 (_, Some(start)) => reason = Some(start.trim().to_owned()),
-                (Some(reason), None) => {
+                (Some(reason), None) if !doc.is_empty() => {
                     reason.push(' ');
                     reason.push_str(doc);
                 }
-                (None, None) => {}
+                _ => {}
             }
         } else if let Some(rest) = line.strip_prefix("fn ") {
             if let (Some(why), Some(test)) = (reason.take(), rest.split('(').next()) {
@@ -177,7 +218,7 @@ mod tests {
         fs::write(dir.join("step6_retry/policy.rs"), control).unwrap();
         fs::write(dir.join("step6_retry/policy/deep.rs"), control).unwrap();
         let mut found = BTreeMap::new();
-        submodule_controls(&dir.join("step6_retry"), "step6_retry", &mut found).unwrap();
+        submodule_docs(&dir.join("step6_retry"), "step6_retry", CONTROL, &mut found).unwrap();
         fs::remove_dir_all(&dir).unwrap();
         assert_eq!(
             found.into_iter().collect::<Vec<_>>(),
@@ -192,6 +233,145 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    /// The `{NAME}`s in a string literal that `expect` or `assert!`
+    /// without arguments prints as it is: they look formatted in the
+    /// source, and the student reads the braces.
+    fn unformatted(text: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let Some(at) = line.find(".expect(\"") else {
+                continue;
+            };
+            let literal = &line[at + ".expect(\"".len()..];
+            let literal = literal.split('"').next().unwrap_or_default();
+            let mut rest = literal.replace("{{", "");
+            while let Some(open) = rest.find('{') {
+                let after = &rest[open + 1..];
+                let Some(close) = after.find('}') else { break };
+                let name = &after[..close];
+                if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                    found.push(format!("line {}: {{{name}}}", number + 1));
+                }
+                rest = after[close..].to_owned();
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn no_message_of_the_suite_prints_a_placeholder_unformatted() {
+        assert_eq!(
+            unformatted("x.expect(\"{DROP_TODO}: free\");"),
+            ["line 1: {DROP_TODO}"]
+        );
+        assert!(unformatted("x.expect(\"B2: {{failures: 0}}\");").is_empty());
+        let root = root();
+        let mut found = Vec::new();
+        let mut folders = vec![root.join("tests"), root.join("grading/held-back")];
+        while let Some(folder) = folders.pop() {
+            // The student edition has no held-back tests.
+            let Ok(entries) = fs::read_dir(&folder) else {
+                continue;
+            };
+            for entry in entries {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|ext| ext == "rs") {
+                    let text = fs::read_to_string(&path).unwrap();
+                    for line in unformatted(&text) {
+                        let shown = path.strip_prefix(&root).unwrap_or(&path);
+                        found.push(format!("{}: {line}", shown.display()));
+                    }
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "placeholders printed as they are:\n{}",
+            found.join("\n")
+        );
+    }
+
+    /// The tests of one module whose body runs threads against each
+    /// other: it spawns OS threads, or holds a barrier for them.
+    fn threaded_in(module: &str, text: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for part in text.split("#[test]").skip(1) {
+            let Some(name) = part
+                .split("fn ")
+                .nth(1)
+                .and_then(|rest| rest.split('(').next())
+            else {
+                continue;
+            };
+            if ["thread::spawn", "thread::scope", "Barrier::new"]
+                .iter()
+                .any(|threads| part.contains(threads))
+            {
+                found.push(format!("{module}::{name}"));
+            }
+        }
+        found
+    }
+
+    /// Every test that runs threads against each other is documented as a
+    /// race, so that no grade runs it: on a wrong crate its verdict could
+    /// change from one run to the next.
+    #[test]
+    fn every_test_that_runs_threads_against_each_other_is_a_race() {
+        assert_eq!(
+            threaded_in(
+                "m",
+                "#[test]\nfn a() { thread::spawn(f); }\n#[test]\nfn b() {}\n"
+            ),
+            ["m::a"]
+        );
+        let root = root();
+        let races = races().unwrap();
+        let mut found = Vec::new();
+        let mut folders = vec![(root.join("tests/lab"), String::new())];
+        while let Some((folder, module)) = folders.pop() {
+            for entry in fs::read_dir(&folder).unwrap() {
+                let path = entry.unwrap().path();
+                let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+                let inner = if module.is_empty() {
+                    stem.clone()
+                } else {
+                    format!("{module}::{stem}")
+                };
+                if path.is_dir() && stem != "support" && stem != "snapshots" {
+                    folders.push((path, inner));
+                } else if path.extension().is_some_and(|ext| ext == "rs") && stem != "main" {
+                    let text = fs::read_to_string(&path).unwrap();
+                    found.extend(threaded_in(&inner, &text));
+                }
+            }
+        }
+        // The held-back tests, where the grader has them.
+        if let Ok(entries) = fs::read_dir(root.join("grading/held-back")) {
+            for entry in entries {
+                let path = entry.unwrap().path();
+                let module = path.file_stem().unwrap().to_string_lossy().into_owned();
+                let text = fs::read_to_string(&path).unwrap();
+                let held_races = races_in(&module, &text);
+                for test in threaded_in(&module, &text) {
+                    if !held_races.contains_key(&test) {
+                        found.push(test);
+                    }
+                }
+            }
+        }
+        found.retain(|test| !races.contains_key(test));
+        found.sort();
+        assert!(
+            found.is_empty(),
+            "tests that run threads against each other without a `/// A race: why` line:\n{}",
+            found.join("\n")
+        );
+        assert!(races.len() >= 7, "{races:?}");
     }
 
     #[test]

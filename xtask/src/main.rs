@@ -73,7 +73,7 @@ commands:
                   (held-back tests included, no answers) and DIR/autograder.zip to upload
   check-autograder
                   build the autograder, run its setup.sh and run_autograder in a scratch Gradescope root:
-                  the untouched starter scores 0, the solution full marks
+                  the untouched starter scores 0, a crate with every step done full marks
   check-readme    run the README's set-up block as a newcomer would (scratch HOME, system PATH):
                   `just --version` and `just --list` must then work in a fresh clone";
 

@@ -168,7 +168,7 @@ pub(crate) fn predict(args: &[String]) -> Result<(), String> {
 }
 
 /// The student's address from git, if it knows one.
-fn git_email(root: &Path) -> Option<String> {
+pub(crate) fn git_email(root: &Path) -> Option<String> {
     let output = Command::new("git")
         .current_dir(root)
         .args(["config", "user.email"])
@@ -513,10 +513,16 @@ pub(crate) struct Scored {
 /// right prediction made in time earns its share. A record whose seed is
 /// not its student's, or whose question is not the one that seed draws,
 /// earns nothing.
+///
+/// A grade with a student id (`graded`) takes only that student's
+/// predictions: a question drawn for another id is another question, and
+/// trying ids until one shows a question already answered would otherwise
+/// be free.
 pub(crate) fn score(
     text: Option<&str>,
     pristine: &BTreeMap<u32, String>,
     points: f64,
+    graded: Option<&str>,
 ) -> Result<Vec<Scored>, String> {
     if points <= 0.0 {
         return Ok(Vec::new());
@@ -543,7 +549,14 @@ pub(crate) fn score(
             continue;
         };
         let question = ask(step, record.seed).expect("every step of STEPS has a question");
-        let problem = if record.seed != fnv1a(&record.student) {
+        let problem = if graded.is_some_and(|graded| graded != record.student) {
+            Some(format!(
+                "made as {}, but this grade is {}'s: predict with `--student {}`",
+                record.student,
+                graded.unwrap_or_default(),
+                graded.unwrap_or_default()
+            ))
+        } else if record.seed != fnv1a(&record.student) {
             Some(format!("seed {} is not {}'s", record.seed, record.student))
         } else if question.parameters != record.parameters {
             Some("the question recorded is not the one drawn for this student".to_owned())
@@ -568,11 +581,23 @@ pub(crate) fn score(
     Ok(scored)
 }
 
-/// One line about a scored question, for the summary and Gradescope.
-pub(crate) fn describe(scored: &Scored) -> String {
+/// One line about a scored question, for the summary and Gradescope. What
+/// really happened is shown only when `reveal` (a grade with the course's
+/// held-back tests, whose report the instructor publishes): a student's own
+/// `just grade` would otherwise hand out the answers, to be recorded again
+/// in a fresh `predictions.toml` that no one can tell from a first one.
+pub(crate) fn describe(scored: &Scored, reveal: bool) -> String {
     let Some(predicted) = &scored.predicted else {
         return format!("step {}: no prediction", scored.step);
     };
+    if !reveal {
+        return format!(
+            "step {}: predicted `{predicted}`; recorded {}; whether it is right is shown when \
+             the course grades it",
+            scored.step,
+            if scored.in_time { "in time" } else { "late" }
+        );
+    }
     let timing = if scored.in_time {
         "in time"
     } else if scored.again {
@@ -814,7 +839,7 @@ mod tests {
                 ..record(6, "ada", &truth(6), "p6")
             },
         );
-        let scored = score(Some(&render(&records)), &pristine, 8.0).unwrap();
+        let scored = score(Some(&render(&records)), &pristine, 8.0, Some("ada")).unwrap();
         let scores: Vec<f64> = scored.iter().map(|s| s.score).collect();
         assert_eq!(scores, [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
         assert!(scored[2].right && !scored[2].in_time);
@@ -822,20 +847,43 @@ mod tests {
         assert!(scored[4].problem.as_deref().unwrap().contains("not ada's"));
         assert!(scored[5].problem.is_some());
         assert_eq!(scored[6].predicted, None);
-        assert!(describe(&scored[0]).contains(&format!("what really happened: `{}`", truth(1))));
-        assert_eq!(describe(&scored[6]), "step 7: no prediction");
         assert!(
-            score(Some(&render(&records)), &pristine, 0.0)
+            describe(&scored[0], true).contains(&format!("what really happened: `{}`", truth(1)))
+        );
+        // Unrevealed, a wrong prediction shows neither the answer nor that
+        // it is wrong.
+        let hidden = describe(&scored[1], false);
+        assert!(
+            !hidden.contains(&truth(2)) && !hidden.contains("wrong"),
+            "{hidden}"
+        );
+        assert!(
+            hidden.contains("shown when the course grades it"),
+            "{hidden}"
+        );
+        assert_eq!(describe(&scored[6], true), "step 7: no prediction");
+        assert!(
+            score(Some(&render(&records)), &pristine, 0.0, None)
                 .unwrap()
                 .is_empty()
         );
-        assert_eq!(score(None, &pristine, 4.0).unwrap()[0].points, 0.5);
+        assert_eq!(score(None, &pristine, 4.0, None).unwrap()[0].points, 0.5);
+        // Graded as someone else, ada's right answers earn nothing.
+        let as_bob = score(Some(&render(&records)), &pristine, 8.0, Some("bob")).unwrap();
+        assert_eq!(as_bob[0].score, 0.0);
+        assert!(
+            as_bob[0]
+                .problem
+                .as_deref()
+                .unwrap()
+                .contains("--student bob")
+        );
         // Eight right shares of 5 make 5, not 8 × 0.63.
         let all: BTreeMap<u32, Record> = STEPS
             .iter()
             .map(|&step| (step, record(step, "ada", &truth(step), &format!("p{step}"))))
             .collect();
-        let full = score(Some(&render(&all)), &pristine, 5.0).unwrap();
+        let full = score(Some(&render(&all)), &pristine, 5.0, None).unwrap();
         let total: f64 = full.iter().map(|s| s.score).sum();
         assert_eq!(crate::grade::round(total), 5.0);
     }

@@ -14,7 +14,7 @@ pub(crate) fn progress() -> Result<(), String> {
     let board = scoreboard::board(&results, &steps()?, &syllabus.controls);
     let src = root.join("starter/src");
     let start = scoreboard::start(&results, &board, &syllabus, |marker| {
-        scoreboard::find_todo(&src, marker)
+        scoreboard::find_todos(&src, marker)
     });
     let hint = match &start {
         scoreboard::Start::Step { number, .. } => {

@@ -100,6 +100,22 @@ pub fn summary(grade: &Grade) -> String {
         points(grade.max_score())
     )
     .unwrap();
+    let bonus = grade.bonus_score();
+    if bonus > 0.0 {
+        writeln!(
+            out,
+            "  the core {} / {}, and a bonus of {}{}",
+            points(grade.core_score()),
+            points(grade.max_score()),
+            points(bonus),
+            if grade.earns_bonuses() {
+                ""
+            } else {
+                ", not counted: a bonus counts only once every step with points earns all of them"
+            }
+        )
+        .unwrap();
+    }
     let seed = &grade.seed;
     writeln!(
         out,
@@ -238,11 +254,32 @@ pub fn summary(grade: &Grade) -> String {
         )
         .unwrap();
     }
-    if !grade.predictions.is_empty() {
+    if !grade.races.is_empty() {
+        writeln!(
+            out,
+            "  ({} race test(s) not graded: real threads against each other, whose verdict on a \
+             wrong crate can change from run to run; `just test` runs them)",
+            grade.races.len()
+        )
+        .unwrap();
+    }
+    if !grade.predictions.is_empty() && !grade.reveal_predictions {
+        writeln!(
+            out,
+            "  {:<26} {} recorded; right or wrong is shown when the course grades them",
+            "predictions",
+            grade
+                .predictions
+                .iter()
+                .filter(|p| p.predicted.is_some())
+                .count()
+        )
+        .unwrap();
+    } else if !grade.predictions.is_empty() {
         let counted = grade.predictions.iter().filter(|p| p.score > 0.0).count();
         writeln!(
             out,
-            "  {:<26} {counted:>2}/{:<2} right, in time  {:>6} / {} (a bonus: the total above includes it, its most does not)",
+            "  {:<26} {counted:>2}/{:<2} right, in time  {:>6} / {} (a bonus)",
             "predictions",
             grade.predictions.len(),
             points(grade.predictions_score()),
@@ -250,7 +287,12 @@ pub fn summary(grade: &Grade) -> String {
         )
         .unwrap();
         for prediction in &grade.predictions {
-            writeln!(out, "    {}", crate::predict::describe(prediction)).unwrap();
+            writeln!(
+                out,
+                "    {}",
+                crate::predict::describe(prediction, grade.reveal_predictions)
+            )
+            .unwrap();
         }
     }
     out
@@ -258,6 +300,15 @@ pub fn summary(grade: &Grade) -> String {
 
 /// Gradescope's autograder format: one entry per step, plus the provided
 /// parts, each listing its tests in `output`.
+/// Why a bonus entry scores nothing although it was earned, if it does.
+fn bonus_note(grade: &Grade) -> &'static str {
+    if grade.earns_bonuses() {
+        ""
+    } else {
+        "Not counted: a bonus counts only once every step with points earns all of them.\n"
+    }
+}
+
 pub fn gradescope(grade: &Grade) -> String {
     // (name, score, max, output, visibility)
     let mut tests: Vec<(String, f64, f64, String, Option<&str>)> = Vec::new();
@@ -287,9 +338,13 @@ pub fn gradescope(grade: &Grade) -> String {
         // A bonus, as the predictions are: max_score 0, the points on top.
         tests.push((
             format!("Tuning task (bonus, up to {})", points(tuning.points)),
-            tuning.score,
+            if grade.earns_bonuses() {
+                tuning.score
+            } else {
+                0.0
+            },
             0.0,
-            listing(&tuning.levels),
+            format!("{}{}", listing(&tuning.levels), bonus_note(grade)),
             None,
         ));
     }
@@ -298,14 +353,17 @@ pub fn gradescope(grade: &Grade) -> String {
     for prediction in &grade.predictions {
         tests.push((
             format!("Prediction for step {}", prediction.step),
-            prediction.score,
+            if grade.earns_bonuses() { prediction.score } else { 0.0 },
             0.0,
             format!(
-                "{}\nA right prediction made in time, before the step's code, earns {} bonus point(s).\n",
-                crate::predict::describe(prediction),
-                points(prediction.points)
+                "{}\nA right prediction made in time, before the step's code, earns {} bonus point(s).\n{}",
+                crate::predict::describe(prediction, grade.reveal_predictions),
+                points(prediction.points),
+                bonus_note(grade)
             ),
-            None,
+            // Shown when the held-back tests are: a prediction's entry says
+            // whether it was right.
+            Some(grade.held_back_visibility.as_str()),
         ));
     }
     let mut out = String::from("{\n");
@@ -445,7 +503,8 @@ pub fn junit(grade: &Grade) -> String {
             .map(|prediction| Bonus {
                 class: "predictions".to_owned(),
                 name: format!("step {}", prediction.step),
-                missed: (prediction.score <= 0.0).then(|| crate::predict::describe(prediction)),
+                missed: (prediction.score <= 0.0)
+                    .then(|| crate::predict::describe(prediction, grade.reveal_predictions)),
             })
             .collect();
         bonus(
@@ -651,6 +710,8 @@ mod tests {
             },
             held_back_visibility: "after_published".to_owned(),
             predictions: vec![prediction(6, Some("4 3"), true), prediction(7, None, false)],
+            reveal_predictions: true,
+            races: Vec::new(),
             tuning: Some(crate::grade::Tuning {
                 points: 5.0,
                 score: 0.5,
@@ -704,6 +765,24 @@ mod tests {
             1,
             "only the step's failed test: {xml}"
         );
+        // Step 1 has half its points: the bonuses are shown, not counted.
+        assert!(!grade.earns_bonuses());
+        assert_eq!(grade.score(), 5.0);
+        assert_eq!(grade.bonus_score(), 1.0);
+        let summary = summary(&grade);
+        assert!(summary.contains("Grade of the crate: 5 / 10"), "{summary}");
+        assert!(summary.contains("a bonus of 1, not counted"), "{summary}");
+        let json = gradescope(&grade);
+        assert!(json.contains("\"score\": 5,"), "{json}");
+        assert!(
+            json.contains("Not counted: a bonus counts only once"),
+            "{json}"
+        );
+        // With every step's points, they count.
+        let mut full = grade.clone();
+        full.steps[0].score = 10.0;
+        assert!(full.earns_bonuses());
+        assert_eq!(full.score(), 11.0);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The scoreboard that `cargo xtask progress` prints and that ends every
 //! `cargo xtask test`: tests passing per step, then where to start.
 //!
-//! Everything here is a pure function of the results, except [`find_todo`],
+//! Everything here is a pure function of the results, except [`find_todos`],
 //! which reads the starter, so that the unit tests can feed canned results.
 
 use std::cmp::Reverse;
@@ -175,12 +175,12 @@ pub(crate) enum Start {
 /// failure ([`first_failure`]) names if that marker is still in the starter
 /// (or else the step's first marker, or for a step without markers the
 /// lowest TODO the failure names), and that failure. `find` looks a marker
-/// up in the starter ([`find_todo`]).
+/// up in the starter ([`find_todos`]).
 pub(crate) fn start(
     results: &Results,
     board: &Board,
     syllabus: &Syllabus,
-    find: impl Fn(&str) -> Option<Todo>,
+    find: impl Fn(&str) -> Vec<Todo>,
 ) -> Start {
     let Some(step) = board.next() else {
         return match results.iter().find(|(_, outcome)| !outcome.passed) {
@@ -321,17 +321,49 @@ pub(crate) fn first_failure<'a>(
 
 /// Step `number`'s TODO in the starter: the very one `reason` names if that
 /// marker still stands, or else the step's first.
-fn todo_of(
-    number: u32,
-    reason: Option<&str>,
-    find: &impl Fn(&str) -> Option<Todo>,
-) -> Option<Todo> {
+fn todo_of(number: u32, reason: Option<&str>, find: &impl Fn(&str) -> Vec<Todo>) -> Option<Todo> {
+    let marker = format!("TODO({number})");
     let summary = reason
-        .and_then(|reason| reason.split_once(&format!("TODO({number}): ")))
+        .and_then(|reason| reason.split_once(&format!("{marker}: ")))
         .map(|(_, rest)| rest.split("; see LAB.md").next().unwrap_or(rest));
-    summary
-        .and_then(|summary| find(&format!("TODO({number}): {summary}")))
-        .or_else(|| find(&format!("TODO({number})")))
+    if let Some(exact) =
+        summary.and_then(|summary| find(&format!("{marker}: {summary}")).into_iter().next())
+    {
+        return Some(exact);
+    }
+    // A message that words its TODO its own way still points at the
+    // marker it has most in common with (the rule it names, then its
+    // words), not merely the first marker of the step in the alphabet of
+    // files: step 4's first failure is about a dropped permit, whose
+    // marker is in `permit.rs`, after the hook's in `breaker.rs`.
+    let candidates = find(&marker);
+    let reason = reason.unwrap_or_default();
+    let mut best: Option<(usize, usize, Todo)> = None;
+    for todo in candidates {
+        let rules = rules::in_text(&todo.text)
+            .iter()
+            .filter(|rule| rules::in_text(reason).contains(rule))
+            .count();
+        let words = shared_words(&todo.text, reason);
+        if best
+            .as_ref()
+            .is_none_or(|(r, w, _)| (rules, words) > (*r, *w))
+        {
+            best = Some((rules, words, todo));
+        }
+    }
+    best.map(|(_, _, todo)| todo)
+}
+
+/// How many words of four letters or more `a` and `b` share, as sets.
+fn shared_words(a: &str, b: &str) -> usize {
+    let words = |text: &str| -> std::collections::BTreeSet<String> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|word| word.len() >= 4)
+            .map(str::to_lowercase)
+            .collect()
+    };
+    words(a).intersection(&words(b)).count()
 }
 
 /// The scoreboard's table: one line per step that ran, then the provided
@@ -450,27 +482,33 @@ pub(crate) fn shorten(text: &str, width: usize) -> String {
 
 /// The first line in the starter's `dir` that contains `marker`, looking
 /// through its files in name order.
-pub(crate) fn find_todo(dir: &Path, marker: &str) -> Option<Todo> {
+pub(crate) fn find_todos(dir: &Path, marker: &str) -> Vec<Todo> {
     let mut names: Vec<String> = fs::read_dir(dir)
-        .ok()?
+        .into_iter()
+        .flatten()
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
         .filter(|name| name.ends_with(".rs"))
         .collect();
     names.sort();
-    names.into_iter().find_map(|name| {
-        let text = fs::read_to_string(dir.join(&name)).ok()?;
-        let (index, line) = text
-            .lines()
-            .enumerate()
-            // The marker comment itself, not a provided helper's message
-            // that mentions the TODO.
-            .find(|(_, line)| line.trim_start().starts_with("//") && line.contains(marker))?;
-        Some(Todo {
-            file: name,
-            line: index + 1,
-            text: line.trim().to_owned(),
-        })
-    })
+    let mut found = Vec::new();
+    for name in names {
+        let Ok(text) = fs::read_to_string(dir.join(&name)) else {
+            continue;
+        };
+        // The marker comments themselves, not a provided helper's message
+        // that mentions the TODO.
+        found.extend(
+            text.lines()
+                .enumerate()
+                .filter(|(_, line)| line.trim_start().starts_with("//") && line.contains(marker))
+                .map(|(index, line)| Todo {
+                    file: name.clone(),
+                    line: index + 1,
+                    text: line.trim().to_owned(),
+                }),
+        );
+    }
+    found
 }
 
 #[cfg(test)]
@@ -738,6 +776,51 @@ mod tests {
         assert_eq!(first(&results, 8, &[]), None);
     }
 
+    /// Step 4's first failure words its TODO its own way; the marker to
+    /// start at is the one it has most in common with, not the first.
+    #[test]
+    fn a_failure_points_at_the_marker_it_has_most_in_common_with() {
+        let markers = [
+            (
+                "breaker.rs",
+                315,
+                "// TODO(4): a hook that panics here must not keep the probe slot (B11)",
+            ),
+            (
+                "circuit.rs",
+                161,
+                "// TODO(4): a current probe gives its slot back (B7)",
+            ),
+            (
+                "permit.rs",
+                217,
+                "// TODO(4): dropped unreported: during a panic record a failure, otherwise abandon (B7)",
+            ),
+        ];
+        let find = |marker: &str| -> Vec<Todo> {
+            markers
+                .iter()
+                .filter(|(_, _, text)| text.contains(marker))
+                .map(|(file, line, text)| Todo {
+                    file: (*file).into(),
+                    line: *line,
+                    text: (*text).into(),
+                })
+                .collect()
+        };
+        let at = |reason: &str| todo_of(4, Some(reason), &find).map(|todo| todo.file);
+        assert_eq!(
+            at("TODO(4): a permit dropped unreported must clean up after itself (B7)").as_deref(),
+            Some("permit.rs")
+        );
+        assert_eq!(
+            at("TODO(4): a hook that panics here must not keep the probe slot (B11)").as_deref(),
+            Some("breaker.rs")
+        );
+        assert_eq!(at("B11: the hook panicked").as_deref(), Some("breaker.rs"));
+        assert_eq!(at("nothing in common").as_deref(), Some("breaker.rs"));
+    }
+
     #[test]
     fn the_todo_found_is_the_marker_comment_not_a_helper_that_names_it() {
         let dir = std::env::temp_dir().join(format!("xtask-find-todo-{}", std::process::id()));
@@ -752,8 +835,9 @@ mod tests {
             "fn g() {\n    // TODO(15): run the request\n    todo!()\n}\n",
         )
         .unwrap();
-        let found = find_todo(&dir, "TODO(15)").unwrap();
-        assert_eq!((found.file.as_str(), found.line), ("layer.rs", 2));
+        let found = find_todos(&dir, "TODO(15)");
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].file.as_str(), found[0].line), ("layer.rs", 2));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

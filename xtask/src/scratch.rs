@@ -65,3 +65,77 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
 pub(crate) fn worker_target(root: &Path, worker: usize) -> std::path::PathBuf {
     root.join("target/scratch").join(format!("target-{worker}"))
 }
+
+/// Makes the folder `to` hold exactly what `from` holds, writing only the
+/// files whose bytes differ and removing what `from` lacks: a file that did
+/// not change keeps its time stamp, so cargo rebuilds nothing for it. A
+/// scratch workspace laid out afresh in `from` for every run is synced
+/// into one that lasts, and a second run of the same crate builds nothing.
+pub(crate) fn sync_tree(from: &Path, to: &Path) -> Result<(), String> {
+    if from.is_dir() {
+        if to.exists() && !to.is_dir() {
+            fs::remove_file(to).map_err(|e| format!("{}: {e}", to.display()))?;
+        }
+        fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+        let mut names = std::collections::BTreeSet::new();
+        for entry in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+            let entry = entry.map_err(|e| e.to_string())?;
+            names.insert(entry.file_name());
+            sync_tree(&entry.path(), &to.join(entry.file_name()))?;
+        }
+        for entry in fs::read_dir(to).map_err(|e| format!("{}: {e}", to.display()))? {
+            let entry = entry.map_err(|e| e.to_string())?;
+            if !names.contains(&entry.file_name()) {
+                let path = entry.path();
+                if path.is_dir() {
+                    fs::remove_dir_all(&path)
+                } else {
+                    fs::remove_file(&path)
+                }
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+        }
+        return Ok(());
+    }
+    let bytes = fs::read(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    if to.is_dir() {
+        fs::remove_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
+    if fs::read(to).ok().as_deref() != Some(bytes.as_slice()) {
+        fs::write(to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_synced_tree_is_the_source_and_an_unchanged_file_is_not_rewritten() {
+        let base = std::env::temp_dir().join(format!("xtask-sync-{}", std::process::id()));
+        let (from, to) = (base.join("from"), base.join("to"));
+        let _ = fs::remove_dir_all(&base);
+        fs::create_dir_all(from.join("src")).unwrap();
+        fs::write(from.join("src/same.rs"), "same").unwrap();
+        fs::write(from.join("src/new.rs"), "new").unwrap();
+        fs::create_dir_all(to.join("src/gone")).unwrap();
+        fs::write(to.join("src/same.rs"), "same").unwrap();
+        fs::write(to.join("src/gone/old.rs"), "old").unwrap();
+        fs::write(to.join("stale.rs"), "stale").unwrap();
+        let before = fs::metadata(to.join("src/same.rs"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        sync_tree(&from, &to).unwrap();
+        let after = fs::metadata(to.join("src/same.rs"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(before, after, "an unchanged file keeps its time stamp");
+        assert_eq!(fs::read_to_string(to.join("src/new.rs")).unwrap(), "new");
+        assert!(!to.join("src/gone").exists() && !to.join("stale.rs").exists());
+        fs::remove_dir_all(&base).unwrap();
+    }
+}

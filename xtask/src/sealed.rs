@@ -23,10 +23,59 @@ use std::time::{Duration, Instant};
 
 use crate::suite::{self, Outcome, Results, STUDENT_ENV};
 
-/// How long one test may run before the grader stops it. The suite's own
-/// watchdog stops a stuck test much sooner and says why; this is the
-/// backstop for a process that the watchdog cannot reach.
-const TEST_LIMIT: Duration = Duration::from_secs(300);
+/// The limits of one grade, fixed before any of the student's code is
+/// built or run, so that a grade always ends, and in about the same time
+/// whatever the code does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How long one test may run before the grader stops it (its process
+    /// and every process it started). The suite's own watchdog stops a
+    /// stuck test sooner and says why; this is the backstop for a process
+    /// the watchdog cannot reach.
+    pub per_test: Duration,
+    /// How long the whole grade may take, from the build to the last test:
+    /// a test not started by then fails as not run, and one running then
+    /// is stopped.
+    pub budget: Duration,
+    /// How many bytes of each of a test's two streams are kept; a test
+    /// whose output runs past it fails (its verdict lines could be beyond
+    /// what was kept).
+    pub output: usize,
+}
+
+impl Limits {
+    /// The course's limits: 20 s a test, 10 minutes a grade, 256 KiB a
+    /// stream. The suite's slowest test takes a small fraction of 20 s on a
+    /// 2-core machine running four at once (docs/FIGURES.md).
+    pub const DEFAULT: Limits = Limits {
+        per_test: Duration::from_secs(20),
+        budget: Duration::from_secs(600),
+        output: 256 * 1024,
+    };
+
+    /// [`Limits::DEFAULT`], or what the instructor sets in
+    /// `LAB_GRADE_TEST_SECS` and `LAB_GRADE_BUDGET_SECS` (whole seconds,
+    /// at least 1); a value that is not one is an error, never the default.
+    pub fn from_env() -> Result<Limits, String> {
+        let seconds = |variable: &str, default: Duration| -> Result<Duration, String> {
+            match std::env::var(variable) {
+                Ok(text) if !text.trim().is_empty() => text
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&secs| secs > 0)
+                    .map(Duration::from_secs)
+                    .ok_or_else(|| format!("{variable}={text:?} is not a whole number of seconds")),
+                _ => Ok(default),
+            }
+        };
+        Ok(Limits {
+            per_test: seconds("LAB_GRADE_TEST_SECS", Limits::DEFAULT.per_test)?,
+            budget: seconds("LAB_GRADE_BUDGET_SECS", Limits::DEFAULT.budget)?,
+            output: Limits::DEFAULT.output,
+        })
+    }
+}
 
 /// Variables that would change how libtest reports or how the suite
 /// explores; a grade must not depend on the shell it was started from.
@@ -53,14 +102,23 @@ pub struct Sealed {
 
 /// Builds the suite in `workspace` (a scratch copy) and returns the test
 /// binary, or the compiler's output if it did not build.
-pub fn build(workspace: &Path, target: &Path) -> Result<PathBuf, String> {
-    build_test(workspace, target, "lab")
+pub fn build(workspace: &Path, target: &Path, deadline: Instant) -> Result<PathBuf, String> {
+    build_test(workspace, target, "lab", deadline)
 }
 
 /// [`build`] for the test target `test` of the façade: `lab`, the suite, or
 /// `tuning`, the tuning task's simulation.
-pub fn build_test(workspace: &Path, target: &Path, test: &str) -> Result<PathBuf, String> {
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+///
+/// The build ends by `deadline` too: a crate the compiler is still busy
+/// with then (a compile-time loop, a type that never ends) does not build.
+pub fn build_test(
+    workspace: &Path,
+    target: &Path,
+    test: &str,
+    deadline: Instant,
+) -> Result<PathBuf, String> {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
         .current_dir(workspace)
         .envs(STUDENT_ENV.iter().copied())
         .env("CARGO_TARGET_DIR", target)
@@ -72,16 +130,25 @@ pub fn build_test(workspace: &Path, target: &Path, test: &str) -> Result<PathBuf
             "--no-run",
             "--message-format",
             "json-render-diagnostics",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    if !output.status.success() {
+        ]);
+    // The build's own output is the grader's, not the student's: no cap
+    // beyond a generous one.
+    let ran = bounded(
+        command,
+        deadline.saturating_duration_since(Instant::now()),
+        16 << 20,
+    )?;
+    let stderr = ran.stderr;
+    let Some(status) = ran.status else {
+        return Err(format!(
+            "error: the build was still running when the grade's time budget ran out, and the \
+             grader stopped it\n{stderr}"
+        ));
+    };
+    if !status.success() {
         return Err(stderr);
     }
-    stdout
+    ran.stdout
         .lines()
         .filter(|line| line.contains("\"reason\":\"compiler-artifact\""))
         .filter(|line| {
@@ -146,8 +213,16 @@ pub fn list_ignored(binary: &Path, workspace: &Path, module: &str) -> Result<Vec
 }
 
 /// Runs each of `tests` in a process of its own, a few at a time, with
-/// `env` added to the student environment.
-pub fn run(binary: &Path, workspace: &Path, tests: &[String], env: &[(&str, &str)]) -> Sealed {
+/// `env` added to the student environment, each for at most
+/// `limits.per_test` and none after `deadline`.
+pub fn run(
+    binary: &Path,
+    workspace: &Path,
+    tests: &[String],
+    env: &[(&str, &str)],
+    limits: Limits,
+    deadline: Instant,
+) -> Sealed {
     let next = Mutex::new(0usize);
     let done = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 4));
@@ -162,7 +237,12 @@ pub fn run(binary: &Path, workspace: &Path, tests: &[String], env: &[(&str, &str
                         index
                     };
                     let Some(test) = tests.get(index) else { break };
-                    let ran = run_one(binary, workspace, test, env);
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let ran = if left.is_zero() {
+                        Ok(Ran::not_run())
+                    } else {
+                        run_one(binary, workspace, test, env, limits, left)
+                    };
                     done.lock()
                         .expect("no worker panics holding it")
                         .push((test.clone(), ran));
@@ -176,7 +256,7 @@ pub fn run(binary: &Path, workspace: &Path, tests: &[String], env: &[(&str, &str
     };
     for (test, ran) in done.into_inner().expect("the workers are done") {
         let judged = match ran {
-            Ok(ran) => judge(&test, &ran),
+            Ok(ran) => judge(&test, limits, &ran),
             Err(why) => Judged::failed(why),
         };
         if let Some(forgery) = judged.forgery {
@@ -190,10 +270,37 @@ pub fn run(binary: &Path, workspace: &Path, tests: &[String], env: &[(&str, &str
 
 /// What one test's process left behind.
 struct Ran {
-    /// `None` if the grader had to stop it.
+    /// `None` if the grader had to stop it, or never started it.
     status: Option<ExitStatus>,
+    /// Why the grader stopped it, or did not start it.
+    stopped: Option<Stopped>,
     stdout: String,
     stderr: String,
+    /// Whether either stream ran past the limit and was cut.
+    cut: bool,
+}
+
+/// Why the grader ended a test itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stopped {
+    /// It ran for its whole limit.
+    TestLimit,
+    /// The grade's time budget ran out while it ran.
+    Budget,
+    /// The budget ran out before its turn.
+    NotRun,
+}
+
+impl Ran {
+    fn not_run() -> Ran {
+        Ran {
+            status: None,
+            stopped: Some(Stopped::NotRun),
+            stdout: String::new(),
+            stderr: String::new(),
+            cut: false,
+        }
+    }
 }
 
 fn run_one(
@@ -201,6 +308,8 @@ fn run_one(
     workspace: &Path,
     test: &str,
     env: &[(&str, &str)],
+    limits: Limits,
+    left: Duration,
 ) -> Result<Ran, String> {
     let mut command = Command::new(binary);
     command
@@ -210,47 +319,99 @@ fn run_one(
         .args([test, "--exact", "--include-ignored", "--test-threads", "1"])
         .args(["--format", "pretty", "--color", "never"])
         .envs(STUDENT_ENV.iter().copied())
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .envs(env.iter().copied());
     for variable in UNSET {
         command.env_remove(variable);
     }
+    let limit = limits.per_test.min(left);
+    let mut ran = bounded(command, limit, limits.output)?;
+    if ran.status.is_none() {
+        ran.stopped = Some(if limit < limits.per_test {
+            Stopped::Budget
+        } else {
+            Stopped::TestLimit
+        });
+    }
+    Ok(ran)
+}
+
+/// Runs `command` in a process group of its own for at most `limit`,
+/// keeping at most `cap` bytes of each stream; past the limit the whole
+/// group is killed (a test's own child processes too).
+fn bounded(mut command: Command, limit: Duration, cap: usize) -> Result<Ran, String> {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
     let mut child = command
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
-    // Both pipes are read while the test runs, so a chatty test can never
-    // fill one and stall.
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
+        .map_err(|e| format!("cannot run {:?}: {e}", command.get_program()))?;
+    // Both pipes are read while the process runs, so a chatty one can
+    // never fill one and stall.
+    let stdout = drain(child.stdout.take(), cap);
+    let stderr = drain(child.stderr.take(), cap);
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
             break Some(status);
         }
-        if started.elapsed() > TEST_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
+        if started.elapsed() >= limit {
+            kill_group(&mut child);
             break None;
         }
         std::thread::sleep(Duration::from_millis(5));
     };
+    // A grandchild still holding a pipe would keep its reader waiting: the
+    // group goes in any case.
+    kill_group(&mut child);
+    let (stdout, cut_out) = stdout.join().unwrap_or_default();
+    let (stderr, cut_err) = stderr.join().unwrap_or_default();
     Ok(Ran {
         status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
+        stopped: None,
+        stdout,
+        stderr,
+        cut: cut_out || cut_err,
     })
 }
 
-/// Reads a child's pipe to its end on a thread of its own.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+/// Kills `child` and every process of its group.
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Reads a child's pipe to its end on a thread of its own, keeping the
+/// first `cap` bytes; says whether it dropped any.
+fn drain(
+    pipe: Option<impl Read + Send + 'static>,
+    cap: usize,
+) -> std::thread::JoinHandle<(String, bool)> {
     std::thread::spawn(move || {
-        let mut bytes = Vec::new();
+        let mut kept = Vec::new();
+        let mut cut = false;
         if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
+            let mut buffer = [0u8; 8192];
+            loop {
+                match pipe.read(&mut buffer) {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => {
+                        let room = cap.saturating_sub(kept.len());
+                        kept.extend_from_slice(&buffer[..read.min(room)]);
+                        cut |= read > room;
+                    }
+                }
+            }
         }
-        String::from_utf8_lossy(&bytes).into_owned()
+        (String::from_utf8_lossy(&kept).into_owned(), cut)
     })
 }
 
@@ -274,13 +435,30 @@ impl Judged {
 
 /// The verdict of `test` from its own process: a pass only when the exit
 /// status, libtest's summary and its one verdict line agree.
-fn judge(test: &str, ran: &Ran) -> Judged {
+fn judge(test: &str, limits: Limits, ran: &Ran) -> Judged {
     let Some(status) = ran.status else {
-        return Judged::failed(format!(
-            "the test was still running after {}s, and the grader stopped it",
-            TEST_LIMIT.as_secs()
-        ));
+        return Judged::failed(match ran.stopped {
+            Some(Stopped::NotRun) => format!(
+                "not run: time budget (the grade's {} s ran out before this test's turn)",
+                limits.budget.as_secs()
+            ),
+            Some(Stopped::Budget) => format!(
+                "stopped: time budget (the grade's {} s ran out while this test ran)",
+                limits.budget.as_secs()
+            ),
+            _ => format!(
+                "the test was still running after {} s, and the grader stopped it",
+                limits.per_test.as_secs()
+            ),
+        });
     };
+    if ran.cut {
+        return Judged::failed(format!(
+            "the test printed more than the {} KiB a test may, so its verdict cannot be read; \
+             it earns nothing",
+            limits.output / 1024
+        ));
+    }
     let mut ours = Vec::new();
     let mut others = Vec::new();
     let mut summaries = Vec::new();
@@ -358,8 +536,10 @@ mod tests {
     fn ran(code: i32, stdout: &str) -> Ran {
         Ran {
             status: Some(ExitStatus::from_raw(code << 8)),
+            stopped: None,
             stdout: stdout.to_owned(),
             stderr: String::new(),
+            cut: false,
         }
     }
 
@@ -377,9 +557,9 @@ mod tests {
 
     #[test]
     fn a_pass_needs_the_exit_status_the_summary_and_one_verdict_line() {
-        let judged = judge(NAME, &ran(0, &passing()));
+        let judged = judge(NAME, Limits::DEFAULT, &ran(0, &passing()));
         assert!(judged.outcome.passed && judged.forgery.is_none());
-        let judged = judge(NAME, &ran(101, &failing()));
+        let judged = judge(NAME, Limits::DEFAULT, &ran(101, &failing()));
         assert!(!judged.outcome.passed && judged.forgery.is_none());
         assert!(
             judged.outcome.output.contains("TODO(1): count the failure"),
@@ -392,7 +572,7 @@ mod tests {
     fn printed_passes_that_the_exit_status_contradicts_are_forgeries() {
         // A thread or an exit handler printing a pass after the real failure.
         let forged = failing() + &format!("test {NAME} ... ok\n");
-        let judged = judge(NAME, &ran(101, &forged));
+        let judged = judge(NAME, Limits::DEFAULT, &ran(101, &forged));
         assert!(!judged.outcome.passed);
         assert_eq!(
             judged.forgery.as_deref(),
@@ -401,7 +581,7 @@ mod tests {
         // Only the summary line rewritten.
         let forged =
             format!("test {NAME} ... FAILED\ntest result: ok. 1 passed; 0 failed; 0 ignored\n");
-        let judged = judge(NAME, &ran(101, &forged));
+        let judged = judge(NAME, Limits::DEFAULT, &ran(101, &forged));
         assert_eq!(
             judged.forgery.as_deref(),
             Some("its output reports a pass that the exit status contradicts")
@@ -413,6 +593,7 @@ mod tests {
         // `std::process::exit(0)` mid-test: status 0, no verdict, no summary.
         let judged = judge(
             NAME,
+            Limits::DEFAULT,
             &ran(0, &format!("\nrunning 1 test\ntest {NAME} ... ")),
         );
         assert!(!judged.outcome.passed);
@@ -423,6 +604,7 @@ mod tests {
         // ... and having printed what libtest would have.
         let judged = judge(
             NAME,
+            Limits::DEFAULT,
             &ran(
                 0,
                 &format!(
@@ -436,12 +618,14 @@ mod tests {
     #[test]
     fn verdicts_for_other_tests_and_duplicate_summaries_are_forgeries() {
         let forged = passing() + "test step2_open::b4_y ... ok\n";
-        let judged = judge(NAME, &ran(0, &forged));
+        let judged = judge(NAME, Limits::DEFAULT, &ran(0, &forged));
         assert!(!judged.outcome.passed);
         assert!(judged.forgery.unwrap().contains("step2_open::b4_y"));
         let forged = passing() + "test result: ok. 1 passed; 0 failed;\n";
         assert_eq!(
-            judge(NAME, &ran(0, &forged)).forgery.as_deref(),
+            judge(NAME, Limits::DEFAULT, &ran(0, &forged))
+                .forgery
+                .as_deref(),
             Some("libtest's summary line appears 2 times")
         );
     }
@@ -450,10 +634,12 @@ mod tests {
     fn a_process_that_dies_or_hangs_fails_its_own_test() {
         let died = Ran {
             status: Some(ExitStatus::from_raw(6)),
+            stopped: None,
             stdout: format!("running 1 test\ntest {NAME} ... "),
             stderr: "thread caused non-unwinding panic. aborting.\n".to_owned(),
+            cut: false,
         };
-        let judged = judge(NAME, &died);
+        let judged = judge(NAME, Limits::DEFAULT, &died);
         assert!(!judged.outcome.passed && judged.forgery.is_none());
         assert!(
             judged
@@ -463,17 +649,78 @@ mod tests {
             "{}",
             judged.outcome.output
         );
-        let hung = Ran {
+        let stopped = |stopped| Ran {
             status: None,
+            stopped: Some(stopped),
             stdout: String::new(),
             stderr: String::new(),
+            cut: false,
         };
+        let said = |ran: Ran| judge(NAME, Limits::DEFAULT, &ran).outcome.output;
+        assert!(said(stopped(Stopped::TestLimit)).contains("still running after 20 s"));
+        assert!(said(stopped(Stopped::Budget)).starts_with("stopped: time budget"));
+        assert!(said(stopped(Stopped::NotRun)).starts_with("not run: time budget"));
+        // Output past the cap: the verdict lines may be beyond it.
+        let mut long = ran(0, &passing());
+        long.cut = true;
+        let judged = judge(NAME, Limits::DEFAULT, &long);
+        assert!(!judged.outcome.passed && judged.outcome.output.contains("printed more"));
+    }
+
+    fn shell(script: &str) -> Command {
+        let mut command = Command::new("sh");
+        command.args(["-c", script]);
+        command
+    }
+
+    /// A process that spins is stopped at its limit with every process it
+    /// started, and one that prints without end keeps only the cap.
+    #[test]
+    fn a_bounded_process_ends_at_its_limit_with_its_children_and_keeps_only_the_cap() {
+        let started = Instant::now();
+        // The child keeps the pipe open: only killing the group ends it.
+        let ran = bounded(
+            shell("sleep 30 & sleep 30"),
+            Duration::from_millis(300),
+            1024,
+        )
+        .unwrap();
+        assert!(ran.status.is_none());
         assert!(
-            judge(NAME, &hung)
-                .outcome
-                .output
-                .contains("the grader stopped it")
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
         );
+        let ran = bounded(shell("yes | head -c 100000"), Duration::from_secs(10), 1000).unwrap();
+        assert!(ran.status.is_some_and(|status| status.success()));
+        assert_eq!(ran.stdout.len(), 1000);
+        assert!(ran.cut);
+        let ran = bounded(shell("echo fine"), Duration::from_secs(10), 1000).unwrap();
+        assert_eq!((ran.stdout.as_str(), ran.cut), ("fine\n", false));
+    }
+
+    /// Past the deadline nothing more runs: every test left fails as not
+    /// run, whatever its binary would have done.
+    #[test]
+    fn tests_after_the_budget_are_not_run() {
+        let tests = vec!["a".to_owned(), "b".to_owned()];
+        let sealed = run(
+            Path::new("/nonexistent-binary"),
+            Path::new("."),
+            &tests,
+            &[],
+            Limits::DEFAULT,
+            Instant::now(),
+        );
+        assert_eq!(sealed.results.len(), 2);
+        for outcome in sealed.results.values() {
+            assert!(!outcome.passed);
+            assert!(
+                outcome.output.starts_with("not run: time budget"),
+                "{}",
+                outcome.output
+            );
+        }
     }
 
     #[test]

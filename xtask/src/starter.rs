@@ -89,6 +89,10 @@ const BEGIN_WITH: &str = "// BEGIN WITH TODO(";
 const END_WITH: &str = "// END WITH TODO";
 const END_SOLUTION: &str = "// END SOLUTION ONLY";
 use crate::mistake::{BEGIN_ANCHOR, END_ANCHOR};
+use crate::submission::PROVIDED_FILE;
+/// What a provided file's first line tells the student.
+const PROVIDED_NOTE: &str =
+    "a grade always uses the kit's own copy of this file; your code goes in the TODOs.";
 /// Marks a file the starter does not get at all.
 pub const SOLUTION_FILE: &str = "// SOLUTION ONLY FILE";
 /// Names the file the untouched starter gets instead of a designed one.
@@ -380,7 +384,21 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
             continue;
         }
         let (text, found) = cut(&name, &source, keep_below)?;
-        let (text, found) = match design(solution_src, &name, &source)? {
+        let designed = design(solution_src, &name, &source)?;
+        // A file with nothing of the student's in it: the grader takes the
+        // kit's copy of it, whatever the student's says, and the file says
+        // so at its top.
+        let provided = found.is_empty()
+            && designed.is_none()
+            && !source
+                .lines()
+                .any(|line| line.trim_start().starts_with(BEGIN_WITH));
+        let text = if provided {
+            format!("{PROVIDED_FILE} {PROVIDED_NOTE}\n{text}")
+        } else {
+            text
+        };
+        let (text, found) = match designed {
             // Nothing done yet: the student starts from the interface, where
             // each TODO is found again by the first line naming its step.
             Some(design) if keep_below <= 1 => {
@@ -401,6 +419,23 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
     }
     todos.sort_by_key(|todo| todo.step);
     Ok(Starter { files, todos })
+}
+
+/// Writes the student's crate generated from `solution_src` (TODOs below
+/// `keep_below` done, as [`generate`] makes it) into a fresh folder `into`:
+/// with `u32::MAX`, the crate of a student who did every step as the
+/// solution does, which is what the grader's checks grade as "full marks"
+/// (the solution's own files are not a student's crate: it has extras the
+/// starter's provided files do not declare).
+pub fn write_crate(solution_src: &Path, keep_below: u32, into: &Path) -> Result<(), String> {
+    if into.exists() {
+        fs::remove_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+    }
+    fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+    for (name, text) in generate(solution_src, keep_below)?.files {
+        fs::write(into.join(&name), text).map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// The untouched starter's version of a file the student designs, if

@@ -9,6 +9,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// The first line of a provided file of the starter (one with nothing of
+/// the student's in it): a grade takes the kit's copy of such a file, and a
+/// student's edit to it is listed as not graded ([`provided`]).
+pub const PROVIDED_FILE: &str = "// PROVIDED FILE:";
+
 /// Folders of a student repository that are never looked at: build output
 /// and git's own files.
 const SKIPPED: &[&str] = &["target", ".git"];
@@ -103,6 +108,70 @@ fn audit(theirs: &Path, ours: &Path, shown: &str, ignored: &mut Vec<String>) -> 
     Ok(())
 }
 
+/// The sources a grade compiles, laid out in `into`: the submission's
+/// `*.rs` files in `src`, except that every provided file of the kit's
+/// starter (`kit_src`, each opening with [`PROVIDED_FILE`]) is the kit's
+/// copy. Returns what was set aside: each provided file the submission
+/// changed, as a line for "Not graded".
+pub fn assemble(
+    src: &Path,
+    shown: &str,
+    kit_src: &Path,
+    into: &Path,
+) -> Result<Vec<String>, String> {
+    if into.exists() {
+        fs::remove_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+    }
+    fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+    for entry in fs::read_dir(src)
+        .map_err(|e| format!("cannot read {}: {e}", src.display()))?
+        .filter_map(Result::ok)
+    {
+        let path = entry.path();
+        if path.is_file() && path.extension().is_some_and(|ext| ext == "rs") {
+            fs::copy(&path, into.join(entry.file_name())).map_err(|e| e.to_string())?;
+        }
+    }
+    let mut replaced = Vec::new();
+    for (name, kit) in provided(kit_src)? {
+        let theirs = fs::read_to_string(into.join(&name)).ok();
+        if theirs.as_deref() != Some(kit.as_str()) {
+            replaced.push(format!(
+                "{shown}/{name}: {}; the grader uses the kit's copy",
+                if theirs.is_some() {
+                    "a provided file, edited"
+                } else {
+                    "a provided file, missing"
+                }
+            ));
+            fs::write(into.join(&name), &kit).map_err(|e| e.to_string())?;
+        }
+    }
+    replaced.sort();
+    Ok(replaced)
+}
+
+/// The provided files of the kit's starter sources `kit_src`, by name,
+/// with their text.
+pub fn provided(kit_src: &Path) -> Result<Vec<(String, String)>, String> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(kit_src)
+        .map_err(|e| format!("cannot read {}: {e}", kit_src.display()))?
+        .filter_map(Result::ok)
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".rs") {
+            continue;
+        }
+        let text = fs::read_to_string(entry.path()).map_err(|e| format!("{name}: {e}"))?;
+        if text.starts_with(PROVIDED_FILE) {
+            found.push((name, text));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,6 +213,51 @@ mod tests {
                 "tests/lab/step1.rs: edited; the grader uses its own copy",
             ]
         );
+        fs::remove_dir_all(&scratch).unwrap();
+    }
+
+    #[test]
+    fn a_provided_file_is_always_the_kits_and_an_edit_to_it_is_listed() {
+        let scratch = std::env::temp_dir().join(format!("xtask-assemble-{}", std::process::id()));
+        let (kit, theirs, into) = (
+            scratch.join("kit"),
+            scratch.join("theirs"),
+            scratch.join("into"),
+        );
+        fs::create_dir_all(&kit).unwrap();
+        fs::create_dir_all(&theirs).unwrap();
+        let clock = format!("{PROVIDED_FILE} the kit's\npub struct Clock;\n");
+        let state =
+            format!("{PROVIDED_FILE} the kit's\n#[derive(PartialEq)]\npub enum State {{}}\n");
+        fs::write(kit.join("clock.rs"), &clock).unwrap();
+        fs::write(kit.join("state.rs"), &state).unwrap();
+        fs::write(kit.join("circuit.rs"), "// TODO(1): yours\n").unwrap();
+        fs::write(theirs.join("clock.rs"), &clock).unwrap();
+        fs::write(
+            theirs.join("state.rs"),
+            "impl PartialEq for State { fn eq(&self, _: &Self) -> bool { true } }\n",
+        )
+        .unwrap();
+        fs::write(theirs.join("circuit.rs"), "// done\n").unwrap();
+        fs::write(theirs.join("helpers.rs"), "// theirs\n").unwrap();
+        let replaced = assemble(&theirs, "starter/src", &kit, &into).unwrap();
+        assert_eq!(
+            replaced,
+            ["starter/src/state.rs: a provided file, edited; the grader uses the kit's copy"]
+        );
+        assert_eq!(fs::read_to_string(into.join("state.rs")).unwrap(), state);
+        assert_eq!(
+            fs::read_to_string(into.join("circuit.rs")).unwrap(),
+            "// done\n"
+        );
+        assert_eq!(
+            fs::read_to_string(into.join("helpers.rs")).unwrap(),
+            "// theirs\n"
+        );
+        fs::remove_file(theirs.join("clock.rs")).unwrap();
+        let replaced = assemble(&theirs, "starter/src", &kit, &into).unwrap();
+        assert_eq!(replaced.len(), 2, "{replaced:?}");
+        assert_eq!(fs::read_to_string(into.join("clock.rs")).unwrap(), clock);
         fs::remove_dir_all(&scratch).unwrap();
     }
 }

@@ -47,7 +47,7 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
     let board = scoreboard::board(&results, &steps()?, &syllabus.controls);
     let src = root.join("starter/src");
     let start = scoreboard::start(&results, &board, &syllabus, |marker| {
-        scoreboard::find_todo(&src, marker)
+        scoreboard::find_todos(&src, marker)
     });
 
     let mut lines = match step {
@@ -307,19 +307,20 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
 
     /// A starter whose only markers are `TODO(1): count the failure` and
     /// `TODO(2): refuse the attempt`.
-    fn find(marker: &str) -> Option<Todo> {
+    fn find(marker: &str) -> Vec<Todo> {
         let markers = [
             ("circuit.rs", 140, "// TODO(1): count the failure"),
             ("circuit.rs", 95, "// TODO(2): refuse the attempt"),
         ];
         markers
             .iter()
-            .find(|(_, _, text)| text.contains(marker))
+            .filter(|(_, _, text)| text.contains(marker))
             .map(|(file, line, text)| Todo {
                 file: (*file).into(),
                 line: *line,
                 text: (*text).into(),
             })
+            .collect()
     }
 
     /// The summary of a run, in a lab whose MISTAKES.md has a section for
