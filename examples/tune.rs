@@ -8,8 +8,8 @@ use std::process::ExitCode;
 #[path = "../tests/tuning/sim.rs"]
 mod sim;
 
-const USAGE: &str =
-    "usage: just tune [--student ID]   (or LAB_STUDENT=ID; settings in tuning.toml)";
+const USAGE: &str = "usage: just tune [--student ID]   (or LAB_STUDENT=ID, else git's user.email; \
+                     settings in tuning.toml)";
 
 fn main() -> ExitCode {
     let mut student = std::env::var("LAB_STUDENT")
@@ -25,6 +25,16 @@ fn main() -> ExitCode {
             }
         }
     }
+    // As `just predict` and `just grade` do: without an id, git's address.
+    if student.is_none() {
+        student = std::process::Command::new("git")
+            .args(["config", "user.email"])
+            .output()
+            .ok()
+            .filter(|output| output.status.success())
+            .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+            .filter(|email| !email.is_empty());
+    }
     // The file at the repository's root, wherever cargo was started from.
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(sim::FILE);
     let settings = match sim::Settings::read(&file) {
@@ -38,7 +48,8 @@ fn main() -> ExitCode {
     match &student {
         Some(id) => println!("Student {id}: the scenario your grade uses."),
         None => println!(
-            "No student id (`just tune --student ID`): the shared practice scenario; your grade uses your own."
+            "No student id (`just tune --student ID`, or `git config user.email`): the shared \
+             practice scenario; your grade uses your own."
         ),
     }
     let scenario = sim::Scenario::for_seed(seed);

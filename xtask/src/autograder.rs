@@ -556,6 +556,32 @@ mod tests {
         );
     }
 
+    /// A tag or a branch can be moved to other code after the course hands
+    /// the workflow out; a commit cannot.
+    #[test]
+    fn the_student_workflow_pins_every_action_to_a_commit() {
+        let workflow =
+            fs::read_to_string(root().join("student/.github/workflows/grade.yml")).unwrap();
+        let mut unpinned = Vec::new();
+        let mut actions = 0;
+        for line in workflow.lines() {
+            let Some(used) = line.trim().trim_start_matches("- ").strip_prefix("uses:") else {
+                continue;
+            };
+            actions += 1;
+            let reference = used.split('#').next().unwrap_or_default().trim();
+            let commit = reference.rsplit_once('@').map_or("", |(_, at)| at);
+            if commit.len() != 40 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+                unpinned.push(reference.to_owned());
+            }
+        }
+        assert!(actions >= 5, "the workflow names {actions} actions");
+        assert!(
+            unpinned.is_empty(),
+            "actions not pinned to a commit: {unpinned:?}"
+        );
+    }
+
     #[test]
     fn the_scripts_name_the_pin_and_read_the_root_from_the_environment() {
         let toolchain = TOOLCHAIN_SH.replace("@TOOLCHAIN@", TOOLCHAIN);

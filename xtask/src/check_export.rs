@@ -504,7 +504,7 @@ fn just(dir: &Path, target: &Path, args: &[&str]) -> Result<Ran, String> {
         .map_err(|e| {
             format!(
                 "cannot run `{what}` ({e}): check-export runs the export's recipes through \
-                 `just`; install it (README, Quick start)"
+                 `just`; install it (README.md, Installing just)"
             )
         })?;
     let ran = Ran {

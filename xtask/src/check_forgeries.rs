@@ -38,6 +38,11 @@ const REGRADED_MISTAKES: [&str; 10] = [
 ];
 const MISTAKE_REGRADES: usize = 3;
 
+/// Mistakes that leave out one of the lab's ideas, each with the core
+/// score it must stay below: the weights put the ideas first, so a crate
+/// without stale-outcome fencing cannot pass for a nearly full one.
+const IDEAS: [(&str, f64); 1] = [("05-", 80.0)];
+
 /// One edit of a forgery.
 #[derive(Debug, PartialEq, Eq)]
 enum Edit {
@@ -305,6 +310,14 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
         }
         if let Some((_, score)) = first {
             println!("   {score} every time");
+            for (idea, below) in IDEAS {
+                if part == idea && score >= below {
+                    failures.push(format!(
+                        "{name} leaves out one of the lab's ideas, but scores {score}, not below \
+                         {below}: the weights must put the ideas first"
+                    ));
+                }
+            }
         }
     }
     println!("== two students: different held-back cases, both passed by the finished crate");

@@ -45,9 +45,12 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
         return Err("the student crate with the mistake did not build".to_owned());
     }
     let before = fingerprint(&workspace)?;
+    // The races' verdicts may change from run to run, which is why no grade
+    // runs them; the verdict held to one is the rest of the suite's.
+    let races = crate::lab::races()?;
     let mut verdicts: BTreeMap<BTreeSet<String>, Vec<String>> = BTreeMap::new();
     for run in 1..=runs {
-        let (route, failed) = if run % 2 == 1 {
+        let (route, mut failed) = if run % 2 == 1 {
             (
                 "just test",
                 failing(&suite::run_lab(&workspace, Some(&target), &[])?),
@@ -55,6 +58,7 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
         } else {
             ("cargo test", plain_cargo_test(&workspace, &target)?)
         };
+        failed.retain(|test| !races.contains_key(test));
         println!(
             "run {run:>2} ({route:<10}): {} failing test(s)",
             failed.len()

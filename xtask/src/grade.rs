@@ -308,6 +308,17 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
         seed: Seed::new(id, number_in("LAB_SEED")?, number_in("LAB_CASES")?),
         limits: sealed::Limits::from_env()?,
     };
+    if let Some(dir) = &options.student {
+        if fs::canonicalize(dir).ok() == fs::canonicalize(root.join("solution")).ok() {
+            return Err(
+                "the solution is not a student's crate: its provided files carry the solution's \
+                 own extras, and a grade always uses the starter's copies of those. For a crate \
+                 with every step done as the solution does them, run `just check-forgeries` \
+                 and grade target/check-forgeries/finished"
+                    .to_owned(),
+            );
+        }
+    }
     println!("Grading {}...", describe(options.student.as_deref()));
     let grade = match run(&options) {
         Ok(grade) => grade,
@@ -817,21 +828,36 @@ fn capped(mut detail: String) -> String {
 const DETAIL_LIMIT: usize = 4096;
 
 /// The compiler's first error, with the lines that locate it.
+///
+/// Only an error located in the student's own files is shown: a crate that
+/// made the compiler read a file of the grader's (a macro-written `#[path]`,
+/// say, which the source check could miss) must not see a line of it in
+/// the error it gets back, so any other error is reported without a word
+/// of what the compiler quoted.
 fn first_error(output: &str) -> String {
     let lines: Vec<&str> = output.lines().collect();
-    match lines.iter().position(|line| line.starts_with("error")) {
-        Some(at) => lines[at..]
-            .iter()
-            .take(8)
-            .take_while(|line| !line.is_empty())
-            .copied()
-            .collect::<Vec<_>>()
-            .join("\n"),
-        None => "the suite did not build or run".to_owned(),
+    let Some(at) = lines.iter().position(|line| line.starts_with("error")) else {
+        return "the suite did not build or run".to_owned();
+    };
+    let block: Vec<&str> = lines[at..]
+        .iter()
+        .take(8)
+        .take_while(|line| !line.is_empty())
+        .copied()
+        .collect();
+    let located = block
+        .iter()
+        .find_map(|line| line.trim_start().strip_prefix("--> "));
+    match located {
+        Some(place) if place.starts_with("starter/src/") && !place.contains("..") => {
+            block.join("\n")
+        }
+        _ => "error: the build failed outside starter/src, in a file the grader does not show \
+              (a crate that makes the compiler read other files is refused)"
+            .to_owned(),
     }
 }
 
-/// Writes `results.json` (Gradescope), `junit.xml` and `summary.txt`.
 /// The results of a grade the grader could not finish (an error of its
 /// own, such as a missing tool): score 0 and why, in `results.json` and
 /// `summary.txt`, so that a course platform shows the reason rather than a
@@ -849,6 +875,7 @@ pub(crate) fn write_failure(out: &Path, why: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Writes `results.json` (Gradescope), `junit.xml` and `summary.txt`.
 pub(crate) fn write(grade: &Grade, out: &Path) -> Result<(), String> {
     fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     for (file, text) in [
@@ -874,6 +901,22 @@ mod tests {
             detail: String::new(),
             held_back: false,
         }
+    }
+
+    #[test]
+    fn a_build_error_is_shown_only_when_it_is_in_the_students_files() {
+        let theirs = "   Compiling x\nerror[E0425]: cannot find value `y`\n  --> starter/src/circuit.rs:3:5\n   |\n3  |     y\n";
+        assert!(first_error(theirs).contains("starter/src/circuit.rs:3:5"));
+        let held = "error: expected item, found `secret_case`\n  --> tests/lab/held_back/step3_held_back.rs:9:1\n   |\n9  | secret_case(7, 42);\n";
+        let shown = first_error(held);
+        assert!(
+            !shown.contains("secret") && !shown.contains("held_back"),
+            "{shown}"
+        );
+        let sneaky = "error: x\n  --> starter/src/../../tests/lab/held_back/a.rs:1:1\n1 | secret\n";
+        assert!(!first_error(sneaky).contains("secret"));
+        // No location at all: nothing quoted either.
+        assert!(!first_error("error: secret here\n").contains("secret"));
     }
 
     #[test]

@@ -16,6 +16,8 @@ pub(crate) struct Syllabus {
     /// The rules each step states, in the order it states them
     /// ([`stated_rules`]).
     pub stated: BTreeMap<u32, Vec<Rule>>,
+    /// The tests documented as races ([`races`]): a start is never one.
+    pub races: BTreeMap<String, String>,
 }
 
 /// The syllabus of this lab: its controls, and the rules LAB.md states in
@@ -23,6 +25,7 @@ pub(crate) struct Syllabus {
 pub(crate) fn syllabus() -> Result<Syllabus, String> {
     Ok(Syllabus {
         controls: controls()?,
+        races: races()?,
         stated: fs::read_to_string(root().join("LAB.md"))
             .map(|text| stated_rules(&text))
             .unwrap_or_default(),

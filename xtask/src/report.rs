@@ -207,7 +207,7 @@ pub fn summary(grade: &Grade) -> String {
     if let Some(tuning) = &grade.tuning {
         writeln!(
             out,
-            "  {:<26} {:>2}/{:<2} levels {:>5} / {} bonus (score {:.1} reached)",
+            "  {:<26} {:>2}/{:<2} levels {:>5} / {} bonus (gain {:.1} reached)",
             "tuning task",
             tuning.levels.iter().filter(|level| level.passed).count(),
             tuning.levels.len(),

@@ -328,6 +328,7 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
     fn report_with(results: &Results, one_step: bool, sections: &[u32]) -> Vec<String> {
         let board = scoreboard::board(results, &steps(), &controls());
         let syllabus = crate::lab::Syllabus {
+            races: Default::default(),
             controls: controls(),
             ..Default::default()
         };
