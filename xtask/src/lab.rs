@@ -119,32 +119,17 @@ const CONTROL: &str = "A control:";
 pub(crate) const RACE: &str = "A race:";
 
 /// The tests of the suite documented with `/// MARKER why`, by full name,
-/// with why: in every module file under `tests/lab` but the support code
-/// (`tests/lab/step6_retry/policy.rs` is `step6_retry::policy`).
+/// with why: in every module file under `tests/lab` but `main.rs` and the
+/// support code (`tests/lab/step6_retry/policy.rs` is `step6_retry::policy`).
 fn documented(marker: &str) -> Result<BTreeMap<String, String>, String> {
     let mut found = BTreeMap::new();
-    let dir = root().join("tests/lab");
-    for entry in fs::read_dir(&dir).map_err(|e| format!("cannot read tests/lab: {e}"))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        let Some(stem) = path
-            .file_name()
-            .and_then(|name| name.to_str())
-            .and_then(|name| name.strip_suffix(".rs"))
-        else {
-            continue;
-        };
-        if stem == "main" {
-            continue;
-        }
-        let text = fs::read_to_string(&path).map_err(|e| e.to_string())?;
-        found.extend(documented_in(stem, &text, marker));
-        submodule_docs(&dir.join(stem), stem, marker, &mut found)?;
-    }
+    submodule_docs(&root().join("tests/lab"), "", marker, &mut found)?;
     Ok(found)
 }
 
-/// The tests documented with `marker` in a module's submodules, in the
-/// files of its folder, and theirs in turn.
+/// The tests documented with `marker` in the module files of `dir`, whose
+/// module is `module` (the suite's root when empty), and in their folders'
+/// files in turn.
 fn submodule_docs(
     dir: &std::path::Path,
     module: &str,
@@ -163,7 +148,14 @@ fn submodule_docs(
         else {
             continue;
         };
-        let inner = format!("{module}::{stem}");
+        let inner = if module.is_empty() {
+            if stem == "main" {
+                continue;
+            }
+            stem.to_owned()
+        } else {
+            format!("{module}::{stem}")
+        };
         let text = fs::read_to_string(&path).map_err(|e| e.to_string())?;
         found.extend(documented_in(&inner, &text, marker));
         submodule_docs(&dir.join(stem), &inner, marker, found)?;
