@@ -180,7 +180,7 @@ async fn run(
     }
     let sync = |node: &FleetNode<TokioClock>| {
         if linked {
-            node.sync(&store);
+            node.sync_blocking(&store);
         }
     };
     nodes.iter().for_each(sync);

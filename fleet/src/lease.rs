@@ -71,6 +71,12 @@ impl Lease {
         })
     }
 
+    /// The fleet breaker's key the lease is for.
+    #[must_use]
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
     /// The store key the lease lives under: one lease per fleet breaker.
     #[must_use]
     pub fn store_key(&self) -> String {

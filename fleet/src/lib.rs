@@ -37,6 +37,7 @@ mod node;
 mod redis_store;
 mod settings;
 mod store;
+mod sync_loop;
 
 pub use lease::{Lease, LeaseError};
 pub use memory::{MemoryStore, Nemesis};
@@ -47,3 +48,4 @@ pub use redis_store::{RedisStore, RedisStoreError};
 pub use retry_breaker_solution::fleet::{NodeId, Stamp};
 pub use settings::FleetSettings;
 pub use store::{FleetStore, StoreError};
+pub use sync_loop::SyncLoop;

@@ -57,6 +57,10 @@ struct World {
     /// Per subscribed node: (delivery time, order sent, line).
     inboxes: BTreeMap<NodeId, Vec<(Duration, u64, String)>>,
     leases_granted: u64,
+    /// The fleet's witness: whether the store still holds what it was told.
+    /// A store made in memory starts with it; [`MemoryStore::forget`]
+    /// takes it away with everything else.
+    witnessed: bool,
 }
 
 impl World {
@@ -129,6 +133,7 @@ impl<C: Clock> MemoryStore<C> {
                 leases: BTreeMap::new(),
                 inboxes: BTreeMap::new(),
                 leases_granted: 0,
+                witnessed: true,
             }),
         }
     }
@@ -151,6 +156,18 @@ impl<C: Clock> MemoryStore<C> {
     /// Probe leases granted so far.
     pub fn leases_granted(&self) -> u64 {
         self.world().leases_granted
+    }
+
+    /// Loses every key, as a Redis `FLUSHALL`, a failover to a replica that
+    /// missed them, or a restart without persistence would: the state, the
+    /// leases and the fleet's witness. Subscriptions stay, as they do over
+    /// `FLUSHALL`. The next lease request finds the witness gone and grants
+    /// nothing for one probe deadline (see [`FleetStore::acquire_lease`]).
+    pub fn forget(&self) {
+        let mut world = self.world();
+        world.state.clear();
+        world.leases.clear();
+        world.witnessed = false;
     }
 
     /// Delivers `line` to every subscribed node as if it had been
@@ -289,6 +306,13 @@ impl<C: Clock> FleetStore for MemoryStore<C> {
         let mut world = self.world();
         self.reach(&world, node)?;
         let key = lease.store_key();
+        if !world.witnessed {
+            // The store forgot: a lease it granted before may still be
+            // held. Nobody gets one until that lease would have expired.
+            world.witnessed = true;
+            world.leases.insert(key, (String::new(), now + ttl));
+            return Err(StoreError::Forgot(ttl));
+        }
         if world
             .leases
             .get(&key)

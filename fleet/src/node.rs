@@ -4,13 +4,13 @@
 //! The node is written without input or output of its own: admission
 //! ([`FleetNode::try_acquire`]) reads only memory, and everything that
 //! needs the store (publishing, reading the news, the probe lease) happens
-//! in [`FleetNode::sync`], which the application calls from a task of its
-//! own. A store that is down, slow or partitioned therefore delays the
+//! in [`FleetNode::sync_blocking`], which the application runs beside its
+//! calls ([`FleetNode::keep_in_sync`] starts a thread for it). A store that is down, slow or partitioned therefore delays the
 //! fleet's news and nothing else.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use retry_breaker_solution::fleet::{Admission, FleetView, Heard, News, NodeId, Stamp};
@@ -19,7 +19,8 @@ use retry_breaker_solution::{Clock, Generation, Permit, Recorded, Rejected, Retr
 use crate::lease::Lease;
 use crate::message::{Event, FleetMessage};
 use crate::settings::FleetSettings;
-use crate::store::FleetStore;
+use crate::store::{FleetStore, StoreError};
+use crate::sync_loop::SyncLoop;
 
 /// Whether the node is linked to the fleet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -99,6 +100,9 @@ pub struct FleetStats {
     pub store_errors: u64,
     /// Times the node read the fleet's state to (re)join.
     pub joins: u64,
+    /// Lease requests the store withheld because it had lost its keys
+    /// ([`StoreError::Forgot`]).
+    pub forgotten: u64,
 }
 
 /// Another node's run of failures, as last heard (F5).
@@ -150,6 +154,11 @@ struct Fleet {
     published_generation: Generation,
     /// Probe leases asked for so far, numbering each request's owner token.
     lease_requests: u64,
+    /// When the store began answering that it had lost its keys, and when
+    /// it last did: one episode while those answers come less than two
+    /// probe deadlines apart.
+    forgotten_since: Option<Duration>,
+    forgotten_last: Duration,
     outbox: VecDeque<Outgoing>,
     link: LinkStatus,
     stats: FleetStats,
@@ -278,9 +287,11 @@ impl Fleet {
 ///
 /// Admission is local-first: the node refuses while the fleet is open,
 /// admits one fleet probe only under the probe lease, and otherwise lets its
-/// own [`RetryBreaker`] decide, exactly as without a fleet. Call
-/// [`sync`](FleetNode::sync) regularly (after calls, and on a timer) to
-/// exchange news with the store.
+/// own [`RetryBreaker`] decide, exactly as without a fleet. News goes
+/// through the store at each [`sync_blocking`](FleetNode::sync_blocking),
+/// which the application runs beside its calls, on a timer
+/// ([`keep_in_sync`](FleetNode::keep_in_sync) does it on a thread of its
+/// own); the example below calls it by hand, on the manual clock.
 ///
 /// ```
 /// use std::time::Duration;
@@ -297,25 +308,25 @@ impl Fleet {
 /// let (a, b) = (node(1)?, node(2)?);
 /// store.subscribe(a.id());
 /// store.subscribe(b.id());
-/// a.sync(&store);
-/// b.sync(&store);
+/// a.sync_blocking(&store);
+/// b.sync_blocking(&store);
 ///
 /// // Node a sees two failures and trips; after one exchange, b refuses too.
 /// a.try_acquire()?.failure();
 /// a.try_acquire()?.failure();
-/// a.sync(&store);
-/// b.sync(&store);
+/// a.sync_blocking(&store);
+/// b.sync_blocking(&store);
 /// assert!(matches!(b.try_acquire(), Err(Refused::FleetOpen { .. })));
 ///
 /// // At the end of the cooldown, one node takes the lease and probes.
 /// clock.advance(Duration::from_secs(10));
-/// b.sync(&store);
-/// a.sync(&store);
+/// b.sync_blocking(&store);
+/// a.sync_blocking(&store);
 /// let probe = b.try_acquire()?;
 /// assert_eq!(a.try_acquire().unwrap_err(), Refused::AwaitingFleetProbe);
 /// probe.success();
-/// b.sync(&store);
-/// a.sync(&store);
+/// b.sync_blocking(&store);
+/// a.sync_blocking(&store);
 /// assert!(a.try_acquire().is_ok());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -330,7 +341,7 @@ pub struct FleetNode<C> {
 impl<C: Clock> FleetNode<C> {
     /// Node `id`'s breaker for the dependency named `key`, around its local
     /// `breaker`. The node starts [`LinkStatus::Joining`]: it serves with
-    /// its local breaker until its first [`sync`](FleetNode::sync) has read
+    /// its local breaker until its first [`sync_blocking`](FleetNode::sync_blocking) has read
     /// the fleet's state.
     ///
     /// # Errors
@@ -363,6 +374,8 @@ impl<C: Clock> FleetNode<C> {
                 probe_out: None,
                 published_generation: breaker.generation(),
                 lease_requests: 0,
+                forgotten_since: None,
+                forgotten_last: Duration::ZERO,
                 outbox: VecDeque::new(),
                 link: LinkStatus::Joining,
                 stats: FleetStats::default(),
@@ -476,7 +489,7 @@ impl<C: Clock> FleetNode<C> {
         })
     }
 
-    /// Applies one fleet message (from [`sync`](FleetNode::sync), or by
+    /// Applies one fleet message (from [`sync_blocking`](FleetNode::sync_blocking), or by
     /// hand in a test). Only a message newer than the node's view changes
     /// anything (F2).
     pub fn apply(&self, message: &FleetMessage) -> Applied {
@@ -488,6 +501,57 @@ impl<C: Clock> FleetNode<C> {
         self.fleet().apply(message, now)
     }
 
+    /// Keeps `node` in sync with `store` on a thread of its own, one
+    /// exchange every `period`, until the returned [`SyncLoop`] is stopped or
+    /// dropped: the way to run [`sync_blocking`](FleetNode::sync_blocking)
+    /// beside the calls, so that none of them waits on the store (F1). It
+    /// may be started from anywhere, a tokio task included, and blocks no
+    /// task of the caller's.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use retry_breaker_fleet::{FleetNode, FleetSettings, LinkStatus, MemoryStore, NodeId};
+    /// use retry_breaker_solution::{RetryBreaker, SystemClock};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let clock = SystemClock::new();
+    /// let store = Arc::new(MemoryStore::new(clock.clone()));
+    /// store.subscribe(NodeId(1));
+    /// let breaker = RetryBreaker::new(5, Duration::from_secs(10), clock)?;
+    /// let settings = FleetSettings::new(Duration::from_secs(1))?;
+    /// let node = Arc::new(FleetNode::new(NodeId(1), "payments", breaker, settings)?);
+    ///
+    /// let syncing = tokio::spawn({
+    ///     let (node, store) = (Arc::clone(&node), Arc::clone(&store));
+    ///     async move { FleetNode::keep_in_sync(node, store, Duration::from_millis(5)) }
+    /// })
+    /// .await??;
+    /// while node.link_status() != LinkStatus::Up {
+    ///     tokio::time::sleep(Duration::from_millis(1)).await;
+    /// }
+    /// node.try_acquire()?.success();
+    /// syncing.stop();
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The operating system's, if it cannot start a thread.
+    pub fn keep_in_sync<S>(
+        node: Arc<Self>,
+        store: S,
+        period: Duration,
+    ) -> std::io::Result<SyncLoop<S>>
+    where
+        C: Send + Sync + 'static,
+        S: FleetStore + Send + 'static,
+    {
+        SyncLoop::start(node, store, period)
+    }
+
     /// Exchanges news with the store: reads the fleet's state first if the
     /// node is (re)joining, sends what the node has to say, applies what
     /// the other nodes said, and asks for the probe lease when the fleet's
@@ -496,7 +560,7 @@ impl<C: Clock> FleetNode<C> {
     ///
     /// Never call it while admitting an attempt: it waits on the store
     /// (within the store's bound).
-    pub fn sync(&self, store: &impl FleetStore) -> LinkStatus {
+    pub fn sync_blocking(&self, store: &impl FleetStore) -> LinkStatus {
         match self.exchange(store) {
             Ok(()) => LinkStatus::Up,
             Err(()) => {
@@ -608,7 +672,12 @@ impl<C: Clock> FleetNode<C> {
             )
             .map_err(drop)?
         };
-        if store.acquire_lease(self.id, &request).map_err(drop)? {
+        let granted = match store.acquire_lease(self.id, &request) {
+            Ok(granted) => granted,
+            Err(StoreError::Forgot(_)) => return self.wait_out_a_forgetful_store(now),
+            Err(_) => return Err(()),
+        };
+        if granted {
             let mut fleet = self.fleet();
             if fleet.latest() == request.stamp() {
                 fleet.lease = Some(request);
@@ -619,6 +688,29 @@ impl<C: Clock> FleetNode<C> {
             self.apply(&state);
         }
         Ok(())
+    }
+
+    /// The store has lost its keys and withholds the lease (F3). Within one
+    /// probe deadline of its first saying so, a probe granted before may
+    /// still be out, and the node waits for it as for any other probe. A
+    /// store that says so again after that keeps forgetting, and a node
+    /// that went on waiting would fail its calls because of the store: it
+    /// is degraded, and serves with its local breaker (F4), until the store
+    /// has said nothing of the kind for two probe deadlines.
+    fn wait_out_a_forgetful_store(&self, now: Duration) -> Result<(), ()> {
+        let deadline = self.settings.probe_deadline();
+        let mut fleet = self.fleet();
+        fleet.stats.forgotten += 1;
+        if now.saturating_sub(fleet.forgotten_last) >= deadline.saturating_mul(2) {
+            fleet.forgotten_since = None;
+        }
+        fleet.forgotten_last = now;
+        let since = *fleet.forgotten_since.get_or_insert(now);
+        if now.saturating_sub(since) < deadline {
+            Ok(())
+        } else {
+            Err(())
+        }
     }
 
     /// Records the outcome of an attempt the node admitted.
@@ -838,7 +930,7 @@ impl<C: Clock> FleetPermit<'_, C> {
     /// let breaker = RetryBreaker::new(1, Duration::from_secs(10), clock.clone())?;
     /// let node = FleetNode::new(NodeId(1), "payments", breaker, settings)?;
     /// store.subscribe(node.id());
-    /// node.sync(&store);
+    /// node.sync_blocking(&store);
     /// let attempt = node.try_acquire()?;
     /// assert_eq!(attempt.probe_deadline(), None);
     /// attempt.failure();
@@ -846,7 +938,7 @@ impl<C: Clock> FleetPermit<'_, C> {
     /// // The lease is granted at 10 s; the probe comes 400 ms later and has
     /// // what is left of the lease's second.
     /// clock.advance(Duration::from_secs(10));
-    /// node.sync(&store);
+    /// node.sync_blocking(&store);
     /// clock.advance(Duration::from_millis(400));
     /// let probe = node.try_acquire()?;
     /// assert_eq!(probe.probe_deadline(), Some(Duration::from_secs(11)));

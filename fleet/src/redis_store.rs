@@ -4,13 +4,29 @@
 //! PX ttl`, released by a compare-and-delete script.
 //!
 //! The client is redis-rs, async on a small tokio runtime of the store's
-//! own; [`FleetStore`]'s calls wait on it, each within the store's bound,
-//! from the thread that runs [`FleetNode::sync`](crate::FleetNode::sync),
-//! never from an admission.
+//! own; [`FleetStore`]'s calls hand each exchange to that runtime and wait
+//! for its answer on a channel, within the store's bound, from the thread
+//! that syncs the node (see [`FleetNode::keep_in_sync`](crate::FleetNode::keep_in_sync)),
+//! never from an admission. They never call `block_on`, so a tokio task
+//! may call them too.
+//!
+//! # What the lease needs from Redis
+//!
+//! The lease is safe while Redis keeps what it acknowledged. It also stays
+//! safe when Redis loses everything at once (`FLUSHALL`, a restart without
+//! persistence, a failover to a replica that never had the fleet's keys):
+//! the fleet's witness, a key with no expiry, goes with the rest, and a store
+//! without it grants no lease for one probe deadline, by which time any
+//! probe granted before has ended. What it cannot see is a store that lost
+//! the lease alone: eviction (run Redis with `maxmemory-policy noeviction`,
+//! or with memory to spare) or a failover to a replica that had the witness
+//! but missed the grant (asynchronous replication; `WAIT` after each grant
+//! would close it, at a round trip's cost, and is not done here).
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -50,6 +66,23 @@ redis.call('PUBLISH', ARGV[5], ARGV[1])
 return newer and 1 or 0
 ";
 
+/// Grants the lease (`KEYS[1]`, owner `ARGV[1]`, time to live `ARGV[2]`
+/// ms) if no one holds it. If the fleet's witness (`KEYS[2]`) is gone, the
+/// store has forgotten its keys and a lease granted before may still be
+/// held: the witness goes back, with an ownerless lease for one time to live,
+/// nobody gets the lease until it expires, and the answer is -1.
+const ACQUIRE: &str = r"
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('SET', KEYS[2], '1')
+  redis.call('SET', KEYS[1], '', 'PX', ARGV[2])
+  return -1
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+return 0
+";
+
 /// Deletes the lease only if its owner still holds it.
 const RELEASE: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -68,7 +101,9 @@ return 0
 /// # Ok::<(), retry_breaker_fleet::RedisStoreError>(())
 /// ```
 pub struct RedisStore {
-    runtime: tokio::runtime::Runtime,
+    /// The store's own runtime, taken only when the store is dropped.
+    runtime: Option<tokio::runtime::Runtime>,
+    handle: tokio::runtime::Handle,
     client: Client,
     connection: Mutex<Option<MultiplexedConnection>>,
     bound: Duration,
@@ -79,7 +114,10 @@ pub struct RedisStore {
     /// Whether it dropped since the node last received: what was published
     /// meanwhile is lost, so the node must read the state again.
     dropped: Arc<AtomicBool>,
+    /// The fleet's witness, present while the store remembers the fleet.
+    witness: String,
     publish: Script,
+    acquire: Script,
     release: Script,
 }
 
@@ -103,7 +141,8 @@ impl RedisStore {
             .build()
             .map_err(|e| RedisStoreError(e.to_string()))?;
         let store = RedisStore {
-            runtime,
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
             client,
             connection: Mutex::new(None),
             bound,
@@ -111,10 +150,12 @@ impl RedisStore {
             inbox: Arc::default(),
             subscribed: Arc::default(),
             dropped: Arc::default(),
+            witness: witness_key(key),
             publish: Script::new(PUBLISH),
+            acquire: Script::new(ACQUIRE),
             release: Script::new(RELEASE),
         };
-        store.runtime.spawn(subscribe(
+        store.handle.spawn(subscribe(
             store.client.clone(),
             store.channel.clone(),
             bound,
@@ -123,6 +164,29 @@ impl RedisStore {
             Arc::clone(&store.dropped),
         ));
         Ok(store)
+    }
+
+    /// Writes the fleet's witness if it is not there: once, when the fleet is
+    /// first set up, before any node asks for the probe lease. Whether it
+    /// wrote it. Without it, the store takes itself for one that forgot
+    /// its keys, and the first lease comes one probe deadline late, which
+    /// is safe but slow. Never call it on a store that may have forgotten
+    /// (after a flush or a restart): that is the case the witness detects.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the store cannot be reached within its bound.
+    pub fn prepare(&self) -> Result<bool, StoreError> {
+        let witness = self.witness.clone();
+        let written: Option<String> = self.call(|mut connection| async move {
+            redis::cmd("SET")
+                .arg(witness)
+                .arg("1")
+                .arg("NX")
+                .query_async(&mut connection)
+                .await
+        })?;
+        Ok(written.is_some())
     }
 
     /// Whether the subscription is live.
@@ -135,14 +199,19 @@ impl RedisStore {
     /// exchange drops the connection so the next call makes a fresh one.
     fn call<T, F, Fut>(&self, exchange: F) -> Result<T, StoreError>
     where
-        F: FnOnce(MultiplexedConnection) -> Fut,
-        Fut: Future<Output = redis::RedisResult<T>>,
+        F: FnOnce(MultiplexedConnection) -> Fut + Send + 'static,
+        Fut: Future<Output = redis::RedisResult<T>> + Send + 'static,
+        T: Send + 'static,
     {
         let cached = self.connection().clone();
         let bound = self.bound;
         let client = self.client.clone();
-        let result = self.runtime.block_on(async move {
-            tokio::time::timeout(bound, async move {
+        // Not `block_on`: the caller may be a task of another runtime, where
+        // it panics. The exchange runs on the store's runtime, and the
+        // caller waits for its answer on a channel.
+        let (answer, waiting) = std::sync::mpsc::sync_channel(1);
+        self.handle.spawn(async move {
+            let result = tokio::time::timeout(bound, async move {
                 let connection = match cached {
                     Some(connection) => connection,
                     None => {
@@ -157,20 +226,30 @@ impl RedisStore {
                 let answer = exchange(connection.clone()).await?;
                 Ok::<_, redis::RedisError>((answer, connection))
             })
-            .await
+            .await;
+            // The caller may have given up waiting: nobody to tell.
+            let _ = answer.send(result);
         });
-        match result {
-            Ok(Ok((answer, connection))) => {
+        // The exchange ends within the bound; the grace covers a runtime
+        // slow to schedule it, so the caller never waits for good.
+        match waiting.recv_timeout(bound.saturating_add(Duration::from_secs(1))) {
+            Ok(Ok(Ok((answer, connection)))) => {
                 *self.connection() = Some(connection);
                 Ok(answer)
             }
-            Ok(Err(error)) => {
+            Ok(Ok(Err(error))) => {
                 *self.connection() = None;
                 Err(StoreError::Unavailable(error.to_string()))
             }
-            Err(_) => {
+            Ok(Err(_)) | Err(RecvTimeoutError::Timeout) => {
                 *self.connection() = None;
                 Err(StoreError::TimedOut(bound))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                *self.connection() = None;
+                Err(StoreError::Unavailable(
+                    "the store's exchange ended without an answer".into(),
+                ))
             }
         }
     }
@@ -179,6 +258,16 @@ impl RedisStore {
         self.connection
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for RedisStore {
+    /// Stops the store's runtime without waiting for it, which a runtime
+    /// dropped inside another's task (a store owned by a tokio task) must.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 
@@ -247,14 +336,15 @@ impl FleetStore for RedisStore {
         };
         let (state, marker) = keys(&message.key);
         let channel = self.channel.clone();
-        let script = &self.publish;
-        self.call(|mut connection| async move {
+        let script = self.publish.clone();
+        let (epoch, node) = (message.stamp.epoch, message.stamp.node);
+        self.call(move |mut connection| async move {
             script
                 .key(state)
                 .key(marker)
                 .arg(&line)
-                .arg(message.stamp.epoch)
-                .arg(message.stamp.node)
+                .arg(epoch)
+                .arg(node)
                 .arg(cooldown_ms)
                 .arg(channel)
                 .invoke_async::<i64>(&mut connection)
@@ -311,25 +401,29 @@ impl FleetStore for RedisStore {
     fn acquire_lease(&self, _node: NodeId, lease: &Lease) -> Result<bool, StoreError> {
         let ttl = ttl_millis(lease.ttl()).map_err(|e| StoreError::Unavailable(e.to_string()))?;
         let key = lease.store_key();
+        let witness = witness_key(lease.key());
         let owner = lease.owner().to_owned();
-        let granted: Option<String> = self.call(|mut connection| async move {
-            redis::cmd("SET")
-                .arg(key)
+        let script = self.acquire.clone();
+        let answer: i64 = self.call(move |mut connection| async move {
+            script
+                .key(key)
+                .key(witness)
                 .arg(owner)
-                .arg("NX")
-                .arg("PX")
                 .arg(ttl)
-                .query_async(&mut connection)
+                .invoke_async(&mut connection)
                 .await
         })?;
-        Ok(granted.is_some())
+        match answer {
+            -1 => Err(StoreError::Forgot(lease.ttl())),
+            granted => Ok(granted == 1),
+        }
     }
 
     fn release_lease(&self, _node: NodeId, lease: &Lease) -> Result<bool, StoreError> {
         let key = lease.store_key();
         let owner = lease.owner().to_owned();
-        let script = &self.release;
-        let deleted: i64 = self.call(|mut connection| async move {
+        let script = self.release.clone();
+        let deleted: i64 = self.call(move |mut connection| async move {
             script
                 .key(key)
                 .arg(owner)
@@ -338,6 +432,12 @@ impl FleetStore for RedisStore {
         })?;
         Ok(deleted == 1)
     }
+}
+
+/// The fleet's witness: a key with no expiry, there while the store remembers
+/// the fleet.
+fn witness_key(key: &str) -> String {
+    format!("{key}:witness")
 }
 
 /// The state key and its cooldown marker.

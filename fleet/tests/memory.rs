@@ -126,7 +126,7 @@ fn a_probe_admitted_late_in_its_lease_has_only_what_is_left_of_it() {
     // At that deadline, not a full PROBE_DEADLINE after the probe, the
     // lease is free again and the probe's outcome speaks for no one.
     fleet.advance(PROBE_DEADLINE - late);
-    fleet.nodes[other].sync(&fleet.store);
+    fleet.nodes[other].sync_blocking(&fleet.store);
     assert!(fleet.nodes[other].holds_lease());
     probe.success();
     assert_eq!(fleet.nodes[holder].stats().fenced_outcomes, 1);
@@ -145,13 +145,13 @@ fn a_node_killed_mid_probe_frees_the_fleet_when_its_lease_expires_and_its_late_o
     // The holder hangs; the others sync but cannot take the lease yet.
     fleet.advance(PROBE_DEADLINE - Duration::from_millis(1));
     for index in (0..3).filter(|&i| i != holder) {
-        fleet.nodes[index].sync(&fleet.store);
+        fleet.nodes[index].sync_blocking(&fleet.store);
         assert!(!fleet.nodes[index].holds_lease());
     }
     fleet.advance(Duration::from_millis(1));
     let others: Vec<usize> = (0..3).filter(|&i| i != holder).collect();
     for &index in &others {
-        fleet.nodes[index].sync(&fleet.store);
+        fleet.nodes[index].sync_blocking(&fleet.store);
     }
     let successors: Vec<usize> = others
         .iter()
@@ -168,7 +168,7 @@ fn a_node_killed_mid_probe_frees_the_fleet_when_its_lease_expires_and_its_late_o
     hung.success();
     assert_eq!(fleet.nodes[holder].stats().published, published);
     assert_eq!(fleet.nodes[holder].stats().fenced_outcomes, 1);
-    fleet.nodes[holder].sync(&fleet.store);
+    fleet.nodes[holder].sync_blocking(&fleet.store);
     assert_eq!(
         fleet.call(
             others
@@ -179,6 +179,51 @@ fn a_node_killed_mid_probe_frees_the_fleet_when_its_lease_expires_and_its_late_o
         ),
         Call::Refused(Refused::AwaitingFleetProbe)
     );
+}
+
+#[test]
+fn a_store_that_forgets_its_keys_mid_probe_grants_no_second_lease_until_the_first_has_ended() {
+    // F3 whatever the store forgets: a flush, a failover to a replica that
+    // missed the lease, a restart without persistence.
+    let mut fleet = Fleet::with_size(3);
+    trip_node(&mut fleet, 0);
+    fleet.sync_all();
+    fleet.advance(COOLDOWN);
+    fleet.sync_all();
+    let holder = (0..3).find(|&i| fleet.nodes[i].holds_lease()).unwrap();
+    let probe = fleet.nodes[holder].try_acquire().unwrap();
+    assert!(probe.is_fleet_probe());
+    let others: Vec<usize> = (0..3).filter(|&i| i != holder).collect();
+    fleet.advance(Duration::from_millis(10));
+    fleet.store.forget();
+    // Until the holder's lease would have expired, nobody else gets one,
+    // however often they ask.
+    let lease_ends = PROBE_DEADLINE - Duration::from_millis(10);
+    for _ in 0..3 {
+        for &index in &others {
+            fleet.nodes[index].sync_blocking(&fleet.store);
+            assert!(
+                !fleet.nodes[index].holds_lease(),
+                "node {index} was granted a lease while node {holder}'s probe may still be out"
+            );
+        }
+        fleet.advance(lease_ends / 4);
+    }
+    // The forgetting store withholds the lease for one whole time to live
+    // from when it noticed, so a little longer than the probe's own.
+    fleet.advance(PROBE_DEADLINE);
+    for &index in &others {
+        fleet.nodes[index].sync_blocking(&fleet.store);
+    }
+    let successors = others
+        .iter()
+        .filter(|&&i| fleet.nodes[i].holds_lease())
+        .count();
+    assert_eq!(
+        successors, 1,
+        "then one node, and one only, takes the lease"
+    );
+    drop(probe);
 }
 
 #[test]
@@ -270,7 +315,7 @@ fn a_joining_node_reads_the_current_state_before_anything_else() {
     .unwrap();
     assert_eq!(late.link_status(), LinkStatus::Joining);
     fleet.store.subscribe(late.id());
-    assert_eq!(late.sync(&fleet.store), LinkStatus::Up);
+    assert_eq!(late.sync_blocking(&fleet.store), LinkStatus::Up);
     assert_eq!(
         late.try_acquire().unwrap_err(),
         Refused::FleetOpen {
@@ -348,7 +393,10 @@ fn a_slow_store_times_out_and_counts_as_down() {
     fleet
         .store
         .update_nemesis(|nemesis| nemesis.latency = Duration::from_secs(5));
-    assert_eq!(fleet.nodes[0].sync(&fleet.store), LinkStatus::Degraded);
+    assert_eq!(
+        fleet.nodes[0].sync_blocking(&fleet.store),
+        LinkStatus::Degraded
+    );
     assert_eq!(fleet.call(0), Call::Served);
 }
 

@@ -1,5 +1,6 @@
 //! The fleet's properties over random nemesis schedules: whatever the link
-//! does (delay, loss, duplication, reordering, partitions, outages), the
+//! does (delay, loss, duplication, reordering, partitions, outages, a
+//! store that forgets every key), the
 //! fleet probes once at a time, stale news changes nothing, a recovered
 //! dependency leaves no node open, and nothing is counted twice.
 
@@ -28,6 +29,8 @@ enum Step {
     Partition(usize),
     Heal,
     StoreDown(bool),
+    /// The store loses every key (a flush, a failover, a restart empty).
+    Forget,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -42,6 +45,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => node.prop_map(Step::Partition),
         1 => Just(Step::Heal),
         1 => any::<bool>().prop_map(Step::StoreDown),
+        1 => Just(Step::Forget),
     ]
 }
 
@@ -84,7 +88,7 @@ fn run(fleet: &mut Fleet, steps: &[Step]) {
                 fleet.hang_probe(index);
             }
             Step::Sync(index) => {
-                fleet.nodes[index].sync(&fleet.store);
+                fleet.nodes[index].sync_blocking(&fleet.store);
             }
             Step::SyncAll => fleet.sync_all(),
             Step::Advance(by) => fleet.advance(by),
@@ -96,6 +100,7 @@ fn run(fleet: &mut Fleet, steps: &[Step]) {
                 .store
                 .update_nemesis(|nemesis| nemesis.partitioned.clear()),
             Step::StoreDown(down) => fleet.store.update_nemesis(|nemesis| nemesis.down = down),
+            Step::Forget => fleet.store.forget(),
         }
     }
 }
@@ -123,6 +128,40 @@ proptest! {
         steps in prop::collection::vec(step(), 1..200),
     ) {
         let mut fleet = Fleet::new(NODES, opening(shared), nemesis, seed);
+        run(&mut fleet, &steps);
+        prop_assert_eq!(fleet.overlapping_probes(), None);
+    }
+
+    /// F3 whatever the store forgets: with a fleet probe out (answering or
+    /// hung), the store losing every key at any moment, once or again and
+    /// again, never lets a second fleet probe start while it is in flight.
+    #[test]
+    fn a_store_that_forgets_never_lets_two_fleet_probes_overlap(
+        hang in any::<bool>(),
+        steps in prop::collection::vec(
+            prop_oneof![
+                3 => Just(Step::Forget),
+                4 => (0..NODES as usize).prop_map(Step::Sync),
+                4 => (0..NODES as usize).prop_map(Step::Call),
+                1 => (0..NODES as usize).prop_map(Step::HangProbe),
+                3 => (0u64..300).prop_map(|ms| Step::Advance(Duration::from_millis(ms))),
+            ],
+            1..80,
+        ),
+    ) {
+        let mut fleet = Fleet::new(NODES, settings(), Nemesis::default(), 0);
+        fleet.dependency_up = false;
+        for _ in 0..THRESHOLD {
+            fleet.call(0);
+        }
+        fleet.sync_all();
+        fleet.advance(COOLDOWN);
+        fleet.sync_all();
+        let holder = (0..NODES as usize).find(|&i| fleet.nodes[i].holds_lease());
+        prop_assert!(holder.is_some(), "one node holds the lease at the end of the cooldown");
+        if hang {
+            fleet.hang_probe(holder.unwrap_or_default());
+        }
         run(&mut fleet, &steps);
         prop_assert_eq!(fleet.overlapping_probes(), None);
     }

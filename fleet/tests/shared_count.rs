@@ -201,7 +201,7 @@ fn f5_stale_duplicated_echoed_or_older_runs_count_once_or_not_at_all() {
     store.subscribe(node.id());
     node.try_acquire().unwrap().failure();
     assert!(node.fleet_is_open(), "F5: 2 heard + 1 own = the count");
-    node.sync(&store);
+    node.sync_blocking(&store);
     assert_eq!(
         node.try_acquire().unwrap_err(),
         Refused::FleetOpen {
@@ -325,12 +325,12 @@ fn f5_a_run_read_late_counts_only_as_long_as_it_could_have_been_news() {
     for _ in 0..THRESHOLD - 1 {
         assert_eq!(fleet.call(0), Call::Failed);
     }
-    fleet.nodes[0].sync(&fleet.store);
+    fleet.nodes[0].sync_blocking(&fleet.store);
     // Node 1 reads next only after a cooldown: node 0's run may have
     // waited in the store all that while, so it is old news.
     fleet.advance(COOLDOWN + Duration::from_millis(1));
     assert_eq!(fleet.call(1), Call::Failed);
-    fleet.nodes[1].sync(&fleet.store);
+    fleet.nodes[1].sync_blocking(&fleet.store);
     assert!(
         !fleet.nodes[1].fleet_is_open(),
         "F5: a run is news for a cooldown from the reader's last read at the latest"
@@ -423,12 +423,12 @@ fn f5_a_run_kept_while_its_node_was_cut_off_leaves_with_what_is_left_of_its_time
     fleet.sync_all();
     let nearly = COOLDOWN - Duration::from_millis(100);
     fleet.advance(nearly);
-    fleet.nodes[1].sync(&fleet.store);
+    fleet.nodes[1].sync_blocking(&fleet.store);
     fleet
         .store
         .update_nemesis(|nemesis| nemesis.partitioned.clear());
-    fleet.nodes[0].sync(&fleet.store);
-    fleet.nodes[1].sync(&fleet.store);
+    fleet.nodes[0].sync_blocking(&fleet.store);
+    fleet.nodes[1].sync_blocking(&fleet.store);
     // The run left with 100 ms of its cooldown as news, not a whole one.
     fleet.advance(Duration::from_millis(200));
     assert_eq!(fleet.call(1), Call::Failed);

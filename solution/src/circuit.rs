@@ -152,7 +152,9 @@ impl Circuit {
     /// left, and only the next admission request turns it HALF-OPEN.
     pub(crate) fn state(&self, clock: &impl Clock) -> State {
         match self.mode {
-            Mode::Closed { failures } => State::Closed { failures },
+            Mode::Closed { failures } => State::Closed {
+                failures: self.window_failures_at(clock).unwrap_or(failures),
+            },
             Mode::Open { until } => State::Open {
                 remaining: until.remaining(clock.now()),
             },
@@ -219,6 +221,16 @@ impl Circuit {
     // END SOLUTION ONLY
 
     // BEGIN SOLUTION ONLY: a time-based window lets its old verdicts go before it judges (T1)
+    /// What a time-based window holds now, for a read: the failures that
+    /// have left the period since the last verdict are not shown, though
+    /// only the next verdict lets them go. The clock is read only for such
+    /// a window.
+    fn window_failures_at(&self, clock: &impl Clock) -> Option<u32> {
+        let window = self.window.as_ref()?;
+        window.config().period?;
+        window.failures_at(clock.now())
+    }
+
     /// In a CLOSED circuit with a time-based window, lets the verdicts older
     /// than its period go, before a verdict enters it. The clock is read
     /// only for such a window, before anything changes (B12).

@@ -16,9 +16,10 @@ use crate::error::ConfigError;
 /// The n-th opening in a row (the first trip is n = 1; each failed probe
 /// and each overdue one opens again; a close starts over) lasts
 /// `min(cap, cooldown × 2^(n-1))`, then plus a random share of `jitter`
-/// (G1-G3): Envoy's ejection time grows the same way, and the jitter comes
-/// after the cap as there, so that breakers capped together do not probe
-/// together.
+/// (G1-G3). The jitter comes after the cap, so that breakers capped
+/// together do not probe together. (Envoy's outlier ejection grows
+/// linearly instead: the base ejection time times the number of ejections,
+/// up to `max_ejection_time`, with `max_ejection_time_jitter` added.)
 ///
 /// ```
 /// use std::time::Duration;

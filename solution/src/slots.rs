@@ -53,6 +53,18 @@ impl Slots {
         self.sum
     }
 
+    // BEGIN SOLUTION ONLY: a time-based window is read without moving (T1)
+    /// The sums over the period ending at `now`, as [`advance_to`] would
+    /// leave them, without moving: a read that changes nothing.
+    ///
+    /// [`advance_to`]: Slots::advance_to
+    pub(crate) fn sum_at(&self, now: Duration) -> Tally {
+        let mut ahead = self.clone();
+        ahead.advance_to(now);
+        ahead.sum
+    }
+    // END SOLUTION ONLY
+
     /// Moves to the slot of `now`, emptying the slots it pushes out of the
     /// period. An earlier reading than the newest counts as the newest: the
     /// clock never goes back, but two callers may read it in one order and

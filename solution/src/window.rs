@@ -208,6 +208,14 @@ impl Window {
         }
     }
 
+    /// Failures a time-based window holds as of `now`, without letting
+    /// anything go (a read changes nothing, B10); `None` for a window of the
+    /// last N, whose failures do not age.
+    pub(crate) fn failures_at(&self, now: Duration) -> Option<u32> {
+        let slots = self.timed.as_ref()?;
+        Some(u32::try_from(slots.sum_at(now).marked).unwrap_or(u32::MAX))
+    }
+
     /// `len` and `failures` from a time-based window's sums, so that the
     /// rest reads them as for a window of the last N. Past `u32::MAX`
     /// verdicts in one period they saturate.

@@ -4,7 +4,7 @@
 //! closes; the `retry-breaker-fleet` crate runs it behind a store.
 //!
 //! Every scenario hears its messages at times on a millisecond line, as a
-//! node's `sync` would deliver them: late, twice, or out of order.
+//! node's `sync_blocking` would deliver them: late, twice, or out of order.
 
 use std::num::NonZeroU32;
 use std::time::Duration;

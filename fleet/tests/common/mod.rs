@@ -64,7 +64,7 @@ impl Fleet {
 
     pub fn sync_all(&mut self) {
         for node in &self.nodes {
-            node.sync(&self.store);
+            node.sync_blocking(&self.store);
         }
     }
 

@@ -134,6 +134,29 @@ fn t1_slot_by_slot_the_oldest_verdicts_leave_first() {
 }
 
 #[test]
+fn t1_a_read_shows_only_the_failures_still_in_the_period_and_changes_nothing() {
+    let (breaker, clock) = timed(4, 0.75);
+    report(&breaker, &[true, true]);
+    clock.advance(PERIOD - NANO);
+    assert_eq!(breaker.state(), State::Closed { failures: 2 }, "still in");
+    clock.advance(NANO);
+    assert_eq!(
+        breaker.state(),
+        State::Closed { failures: 0 },
+        "a read after the period, with no verdict since, shows them gone"
+    );
+    assert_eq!(breaker.to_string(), "CLOSED (0 failures in the last 10s)");
+    // The read let nothing go: the window moves on only at a verdict, and
+    // these two failures are as gone for it as for the read.
+    report(&breaker, &[true, true, true]);
+    assert_eq!(
+        breaker.state(),
+        State::Closed { failures: 3 },
+        "3 verdicts: below the minimum"
+    );
+}
+
+#[test]
 fn t1_a_long_silence_empties_the_whole_window_at_once() {
     let (breaker, clock) = timed(2, 0.5);
     report(&breaker, &[false, false, false, true]);

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::gateway::Gateway;
 use crate::node_process::NodeFigures;
+use retry_breaker_fleet::RedisStore;
 
 pub const NODES: u32 = 5;
 pub const THRESHOLD: u32 = 5;
@@ -192,7 +193,7 @@ pub fn run() {
     println!(
         "{NODES} nodes, each a process of its own, one request a millisecond each to a gateway \
          over TCP on loopback that is down for {OUTAGE:?}; threshold {THRESHOLD}, cooldown \
-         {COOLDOWN:?}, news after every request\n"
+         {COOLDOWN:?}, news exchanged every 5ms by a thread beside the requests\n"
     );
     match run_nodes(&exe, None, None) {
         Ok((nodes, calls)) => print(
@@ -203,6 +204,14 @@ pub fn run() {
         Err(error) => return println!("--redis: the local-only run failed: {error}"),
     }
     let url = format!("redis://127.0.0.1:{port}/");
+    // The fleet is set up once, before its nodes start: the store's witness
+    // says it has forgotten nothing since.
+    let prepared = RedisStore::connect(&url, "gateway", BOUND)
+        .map_err(|error| error.to_string())
+        .and_then(|store| store.prepare().map_err(|error| error.to_string()));
+    if let Err(error) = prepared {
+        return println!("--redis: the fleet could not be set up on redis-server: {error}");
+    }
     match run_nodes(&exe, Some(&url), Some(&mut server)) {
         Ok((nodes, calls)) => print(
             &format!(

@@ -99,7 +99,7 @@ fn run(mode: Mode) -> Figures {
     let linked = mode != Mode::LocalOnly;
     if linked {
         nodes.iter().for_each(|node| {
-            node.sync(&store);
+            node.sync_blocking(&store);
         });
     }
     let mut figures = Figures::default();
@@ -148,7 +148,7 @@ fn run(mode: Mode) -> Figures {
         if linked {
             for (index, at) in next_sync.iter_mut().enumerate() {
                 if now >= *at {
-                    nodes[index].sync(&store);
+                    nodes[index].sync_blocking(&store);
                     *at = now + SYNC_EVERY;
                 }
             }

@@ -1,17 +1,23 @@
 //! One node of `just fleet --redis`, run as a process of its own (`fleet
 //! node ...`): a fleet breaker on the system clock, linked over Redis or
 //! not at all, sending one request a millisecond to the gateway over TCP,
-//! exchanging news after each. It prints one line of figures.
+//! while a thread beside the requests exchanges news with Redis every few
+//! milliseconds, so that no request waits on the store. It prints one line
+//! of figures.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use retry_breaker_fleet::{FleetNode, FleetSettings, NodeId, RedisStore, Refused};
 use retry_breaker_solution::{Phase, RetryBreaker, SystemClock};
 
 use crate::fleet_redis::{BOUND, COOLDOWN, PROBE_DEADLINE, THRESHOLD};
+
+/// How often the sync thread exchanges news with Redis.
+const SYNC_PERIOD: Duration = Duration::from_millis(5);
 
 /// What one node process was told.
 struct Orders {
@@ -69,11 +75,18 @@ pub fn run(args: &[String]) -> Result<String, String> {
         settings =
             settings.with_shared_count(NonZeroU32::new(THRESHOLD).ok_or("a threshold of 0")?);
     }
-    let node = FleetNode::new(NodeId(orders.id), "gateway", breaker, settings)
-        .map_err(|error| error.to_string())?;
-    let store = match &orders.redis {
+    let node = Arc::new(
+        FleetNode::new(NodeId(orders.id), "gateway", breaker, settings)
+            .map_err(|error| error.to_string())?,
+    );
+    let syncing = match &orders.redis {
         Some(url) => {
-            Some(RedisStore::connect(url, "gateway", BOUND).map_err(|error| error.to_string())?)
+            let store =
+                RedisStore::connect(url, "gateway", BOUND).map_err(|error| error.to_string())?;
+            Some(
+                FleetNode::keep_in_sync(Arc::clone(&node), store, SYNC_PERIOD)
+                    .map_err(|error| format!("fleet node: no sync thread: {error}"))?,
+            )
         }
         None => None,
     };
@@ -118,10 +131,10 @@ pub fn run(args: &[String]) -> Result<String, String> {
                 }
             }
         }
-        if let Some(store) = &store {
-            node.sync(store);
-        }
         std::thread::sleep(Duration::from_millis(1));
+    }
+    if let Some(syncing) = syncing {
+        syncing.stop();
     }
     figures.probes = node.stats().probes;
     figures.joins = node.stats().joins;
