@@ -126,7 +126,10 @@ impl Circuit {
     }
 
     pub(crate) fn window_config(&self) -> Option<WindowConfig> {
+        // BEGIN TODO(13): the window's settings, if it has one (W1)
         self.window.as_ref().map(Window::config)
+        // STARTER: None
+        // END TODO
     }
 
     /// Whether a success in CLOSED can change anything even with no failure
@@ -153,7 +156,10 @@ impl Circuit {
     pub(crate) fn state(&self, clock: &impl Clock) -> State {
         match self.mode {
             Mode::Closed { failures } => State::Closed {
+                // BEGIN SOLUTION ONLY: a time-based window is read without moving (T1)
                 failures: self.window_failures_at(clock).unwrap_or(failures),
+                // STARTER: failures,
+                // END SOLUTION ONLY
             },
             Mode::Open { until } => State::Open {
                 remaining: until.remaining(clock.now()),

@@ -75,6 +75,24 @@ fn w3_a_window_that_cannot_work_is_a_configuration_error() {
     }
 }
 
+/// The breaker reports the window it was built with: the circuit keeps it
+/// (TODO(13)), and a breaker without one has none.
+#[test]
+fn w1_a_breaker_reports_the_window_it_was_built_with_and_none_without() {
+    let window = WindowConfig::new(8, 4, 0.5);
+    let built = RetryBreaker::builder()
+        .window(window)
+        .build(ManualClock::new())
+        .expect("valid settings");
+    assert_eq!(
+        built.window(),
+        Some(window),
+        "W1: the window it was built with"
+    );
+    let plain = RetryBreaker::new(1, ms(10), ManualClock::new()).expect("valid");
+    assert_eq!(plain.window(), None, "W1: consecutive mode has no window");
+}
+
 #[test]
 fn w1_the_window_opens_on_the_failure_share_once_it_holds_the_minimum() {
     let lab = lab(4, 4, 0.5);

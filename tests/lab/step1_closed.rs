@@ -534,22 +534,4 @@ fn b10_debug_shows_the_cooldown_left_at_the_clock_reading_taken_outside_the_lock
     );
 }
 
-/// A control: the breaker reports the settings it was built with (provided
-/// code, so it passes from the start).
-#[test]
-fn w1_a_breaker_reports_the_window_it_was_built_with_and_none_without() {
-    let window = retry_breaker::WindowConfig::new(8, 4, 0.5);
-    let built = RetryBreaker::builder()
-        .window(window)
-        .build(ManualClock::new())
-        .expect("valid settings");
-    assert_eq!(
-        built.window(),
-        Some(window),
-        "W1: the window it was built with"
-    );
-    let plain = RetryBreaker::new(1, ms(10), ManualClock::new()).expect("valid");
-    assert_eq!(plain.window(), None, "W1: consecutive mode has no window");
-}
-
 mod events;

@@ -9,6 +9,9 @@ use crate::scratch::{copy_suite_workspace, worker_target};
 use crate::suite::Results;
 use crate::{root, starter, suite};
 
+/// The first step of the advanced track: steps before it are the core lab.
+const ADVANCED_FROM: u32 = 11;
+
 /// One student's crate the suite is run on.
 struct Variant {
     label: String,
@@ -24,6 +27,10 @@ enum Kind {
     /// Every step done, the files a student designs whole written another
     /// way (a folder of `solution/design/examples/`).
     Design,
+    /// The core steps done and none of the advanced track, with the files a
+    /// student designs whole written for the core rules only
+    /// (`solution/design/core/`): the core lab must not need advanced code.
+    CoreOnly(u32),
 }
 
 /// For every step v, builds the starter as a student who has finished
@@ -101,6 +108,32 @@ pub(crate) fn check_starter() -> Result<(), String> {
         });
     }
 
+    // A student who wrote the circuit from its interface for the core
+    // steps has none of the advanced track's parts of it: the generated
+    // variants above keep the solution's, which would hide a core test
+    // that needs them.
+    let core_last = todo_steps
+        .iter()
+        .copied()
+        .take_while(|&step| step < ADVANCED_FROM)
+        .last()
+        .ok_or("the solution has no TODO of the core lab")?;
+    let core_done = ADVANCED_FROM - 1;
+    let mut core = starter::generate(&solution, core_last + 1)?.files;
+    for (name, text) in crate::designs::core(&root)?.files {
+        match core.iter_mut().find(|(file, _)| *file == name) {
+            Some((_, replaced)) => *replaced = text,
+            None => problems.push(format!(
+                "solution/design/core: {name} replaces no file of the student's crate"
+            )),
+        }
+    }
+    variants.push(Variant {
+        label: format!("core only (steps 1-{core_done})"),
+        kind: Kind::CoreOnly(core_done),
+        files: core,
+    });
+
     let runs = run_all(&root, &scratch, &variants)?;
 
     for (variant, results) in variants.iter().zip(runs) {
@@ -108,6 +141,28 @@ pub(crate) fn check_starter() -> Result<(), String> {
         let failed = results.values().filter(|outcome| !outcome.passed).count();
         let done = match variant.kind {
             Kind::Done(done) => done,
+            Kind::CoreOnly(core_done) => {
+                let failing: Vec<&String> = results
+                    .iter()
+                    .filter(|(test, outcome)| {
+                        !outcome.passed && suite::step_of(test).is_none_or(|k| k <= core_done)
+                    })
+                    .map(|(test, _)| test)
+                    .collect();
+                println!(
+                    "{label}: {} test(s) of steps 1-{core_done} failing",
+                    failing.len()
+                );
+                if results.is_empty() || !failing.is_empty() {
+                    problems.push(format!(
+                        "{label}: the core lab must pass without any advanced code, but {} test(s) \
+                         of steps 1-{core_done} failed, first {:?}",
+                        failing.len(),
+                        &failing[..failing.len().min(5)]
+                    ));
+                }
+                continue;
+            }
             Kind::Design => {
                 println!(
                     "{label}: every step done another way, {} passed, {failed} failed",

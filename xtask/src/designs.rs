@@ -3,6 +3,8 @@
 //! replace the same-named ones of the student's crate with every TODO done.
 //! `check-starter` runs the whole suite on each, so the suite is known to
 //! judge a design by what the breaker answers, not by how it is written.
+//! `solution/design/core/` holds the design of a student who did the core
+//! lab only, which must pass every core test.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,12 @@ pub struct Design {
     pub files: Vec<(String, String)>,
 }
 
+/// The design of a student who did the core lab only:
+/// `solution/design/core/`.
+pub fn core(root: &Path) -> Result<Design, String> {
+    read(root.join("solution/design/core"))
+}
+
 /// Every example design under `root`'s `solution/design/examples/`.
 pub fn examples(root: &Path) -> Result<Vec<Design>, String> {
     let dir = root.join("solution/design/examples");
@@ -24,26 +32,25 @@ pub fn examples(root: &Path) -> Result<Vec<Design>, String> {
         .filter(|path| path.is_dir())
         .collect();
     folders.sort();
-    let mut designs = Vec::new();
-    for folder in folders {
-        let mut files = Vec::new();
-        for entry in fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))? {
-            let path = entry.map_err(|e| e.to_string())?.path();
-            let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
-                continue;
-            };
-            if name.ends_with(".rs") {
-                let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
-                files.push((name.to_owned(), text.replace(SOLUTION_CRATE, STARTER_CRATE)));
-            }
+    folders.into_iter().map(read).collect()
+}
+
+/// The design in `folder`: every `.rs` file in it.
+fn read(folder: PathBuf) -> Result<Design, String> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+            continue;
+        };
+        if name.ends_with(".rs") {
+            let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+            files.push((name.to_owned(), text.replace(SOLUTION_CRATE, STARTER_CRATE)));
         }
-        if files.is_empty() {
-            return Err(format!(
-                "{}: an example design with no file",
-                folder.display()
-            ));
-        }
-        designs.push(Design { folder, files });
     }
-    Ok(designs)
+    if files.is_empty() {
+        return Err(format!("{}: a design with no file", folder.display()));
+    }
+    files.sort();
+    Ok(Design { folder, files })
 }

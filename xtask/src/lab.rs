@@ -381,4 +381,77 @@ mod tests {
         assert_eq!(ids(1), ["B1", "B2"]);
         assert_eq!(ids(6), ["E5", "B8"]);
     }
+
+    /// Words, as a reader counts them: code and tables included.
+    fn words(text: &str) -> usize {
+        text.split_whitespace().count()
+    }
+
+    /// The sections of a handout under `## ` headings, in order.
+    fn sections(text: &str) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = Vec::new();
+        for line in text.lines() {
+            if let Some(heading) = line.strip_prefix("## ") {
+                found.push((heading.to_owned(), String::new()));
+            } else if let Some((_, body)) = found.last_mut() {
+                body.push_str(line);
+                body.push('\n');
+            }
+        }
+        found
+    }
+
+    /// A step's section without its rule list (the `- **B1** ...` items
+    /// and their continuation lines), which is as long as its rules need.
+    fn without_rules(body: &str) -> String {
+        let mut kept = String::new();
+        let mut in_rule = false;
+        for line in body.lines() {
+            if line.starts_with("- **") {
+                in_rule = Rule::parse(line[4..].split("**").next().unwrap_or("")).is_some();
+            } else if !line.starts_with("  ") {
+                in_rule = false;
+            }
+            if !in_rule {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+        kept
+    }
+
+    /// The core lab is read in one sitting: at most 4,000 words from the
+    /// top of LAB.md to the end of step 10, "How to work" at most 250, and
+    /// each core step at most 450 besides its rules. What a student needs
+    /// only when a test sends them there lives after step 10.
+    #[test]
+    fn the_core_lab_reads_in_one_sitting() {
+        let lab = fs::read_to_string(root().join("LAB.md")).unwrap();
+        let sections = sections(&lab);
+        let end = sections
+            .iter()
+            .position(|(heading, _)| heading.starts_with("Step 10:"))
+            .expect("LAB.md has a step 10");
+        let top = lab.split("\n## ").next().unwrap_or_default();
+        let core = words(top)
+            + sections[..=end]
+                .iter()
+                .map(|(heading, body)| words(heading) + 1 + words(body))
+                .sum::<usize>();
+        let mut wrong = Vec::new();
+        if core > 4_000 {
+            wrong.push(format!("{core} words to the end of step 10, past 4,000"));
+        }
+        for (heading, body) in &sections[..=end] {
+            let (limit, counted) = match heading.as_str() {
+                "How to work" => (250, words(body)),
+                step if step.starts_with("Step ") => (450, words(&without_rules(body))),
+                _ => continue,
+            };
+            if counted > limit {
+                wrong.push(format!("`{heading}`: {counted} words, past {limit}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 }
