@@ -199,6 +199,10 @@ fleet *args:
 test-fleet:
     cargo test -p retry-breaker-fleet --all-features
 
+# The fleet under every fault its store can have, over a real redis-server started on a free loopback port: kill -9, SIGSTOP, DEBUG SLEEP, FLUSHALL once and in a loop, a restart with nothing kept, one node cut off; a row each, and it fails if a call was refused because of the store or two fleet probes overlapped (cargo: `cargo run -p retry-breaker-fleet --features redis --bin fleet -- faults`).
+fleet-faults:
+    cargo run --quiet -p retry-breaker-fleet --features redis --bin fleet -- faults
+
 # Instructors: check the suite catches each typical mistake in mistakes/ (cargo: `cargo xtask check-mistakes`).
 check-mistakes only="":
     cargo xtask check-mistakes {{only}}
@@ -311,4 +315,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme test-fleet lint loom mutants-diff
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme test-fleet fleet-faults lint loom mutants-diff

@@ -6,13 +6,13 @@
 //! so the figures vary a little from run to run; the in-memory run is the
 //! deterministic one.
 
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::gateway::Gateway;
 use crate::node_process::NodeFigures;
+use crate::redis_server::RedisServer;
 use retry_breaker_fleet::RedisStore;
 
 pub const NODES: u32 = 5;
@@ -26,55 +26,12 @@ const RUN: Duration = Duration::from_secs(4);
 const KILL_AT: Duration = Duration::from_millis(1500);
 const RESTART_AT: Duration = Duration::from_millis(2500);
 
-struct Server {
-    port: u16,
-    dir: PathBuf,
-    child: Option<Child>,
-}
-
-impl Server {
-    fn start(&mut self) -> Result<(), String> {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|error| error.to_string())?;
-        self.child = Some(child);
-        let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            if started.elapsed() > Duration::from_secs(10) {
-                return Err("redis-server did not start within 10 s".into());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Ok(())
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 /// One run of the node processes against a fresh gateway, linked over
 /// `redis` if given; `server`, if given, is killed and restarted mid-run.
 fn run_nodes(
     exe: &Path,
     redis: Option<&str>,
-    server: Option<&mut Server>,
+    server: Option<&mut RedisServer>,
 ) -> Result<(Vec<NodeFigures>, Vec<Duration>), String> {
     let start = Instant::now();
     let start_unix_ms = SystemTime::now()
@@ -171,25 +128,12 @@ pub fn run() {
         Ok(exe) => exe,
         Err(error) => return println!("--redis: cannot find this program ({error})"),
     };
-    let port = match TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()) {
-        Ok(address) => address.port(),
-        Err(error) => return println!("--redis: no free loopback port ({error})"),
+    let mut server = match RedisServer::start_new("fleet-run") {
+        Ok(server) => server,
+        Err(error) => {
+            return println!("--redis: {error}; the figures above are the in-memory store's.");
+        }
     };
-    let dir = std::env::temp_dir().join(format!("fleet-run-{}-{port}", std::process::id()));
-    if let Err(error) = std::fs::create_dir_all(&dir) {
-        return println!("--redis: no folder for redis-server ({error})");
-    }
-    let mut server = Server {
-        port,
-        dir,
-        child: None,
-    };
-    if let Err(error) = server.start() {
-        return println!(
-            "--redis: redis-server could not start ({error}); the figures above are the \
-             in-memory store's. Install it with `sudo apt-get install redis-server`."
-        );
-    }
     println!(
         "{NODES} nodes, each a process of its own, one request a millisecond each to a gateway \
          over TCP on loopback that is down for {OUTAGE:?}; threshold {THRESHOLD}, cooldown \
@@ -203,7 +147,7 @@ pub fn run() {
         ),
         Err(error) => return println!("--redis: the local-only run failed: {error}"),
     }
-    let url = format!("redis://127.0.0.1:{port}/");
+    let url = server.url();
     // The fleet is set up once, before its nodes start: the store's witness
     // says it has forgotten nothing since.
     let prepared = RedisStore::connect(&url, "gateway", BOUND)

@@ -10,11 +10,15 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 #[cfg(feature = "redis")]
+mod faults;
+#[cfg(feature = "redis")]
 mod fleet_redis;
 #[cfg(feature = "redis")]
 mod gateway;
 #[cfg(feature = "redis")]
 mod node_process;
+#[cfg(feature = "redis")]
+mod redis_server;
 
 use retry_breaker_fleet::{FleetNode, FleetSettings, MemoryStore, Nemesis, NodeId, Refused};
 use retry_breaker_solution::{Clock, ManualClock, Phase, RetryBreaker};
@@ -225,6 +229,15 @@ fn main() -> std::process::ExitCode {
     #[cfg(feature = "redis")]
     if args.first().is_some_and(|arg| arg == "node") {
         return fleet_redis::node(&args[1..]);
+    }
+    if args.first().is_some_and(|arg| arg == "faults") {
+        #[cfg(feature = "redis")]
+        return faults::run();
+        #[cfg(not(feature = "redis"))]
+        {
+            eprintln!("faults needs the redis feature: `just fleet-faults` builds with it.");
+            return std::process::ExitCode::FAILURE;
+        }
     }
     let redis = args.iter().any(|arg| arg == "--redis");
     if args.iter().any(|arg| arg == "--redis-only") {
