@@ -199,6 +199,15 @@ fleet *args:
 test-fleet:
     cargo test -p retry-breaker-fleet --all-features
 
+# The fleet's deterministic simulation on fresh schedules: partitions, lost, duplicated, reordered and garbled messages, the store down or forgetting every key; a seed drawn afresh unless given, printed with the command that replays it (cargo: `FLEET_SEED=N cargo test -p retry-breaker-fleet --test properties`).
+fleet-sim seed="" cases="1000":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    seed={{quote(seed)}}
+    [ -n "$seed" ] || seed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+    echo "the fleet's simulation, seed $seed, {{cases}} schedules a property"
+    FLEET_SEED="$seed" FLEET_CASES={{quote(cases)}} PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 cargo test --quiet -p retry-breaker-fleet --test properties || { echo "failed with seed $seed: replay with \`just fleet-sim $seed {{cases}}\`"; exit 1; }
+
 # The fleet under every fault its store can have, over a real redis-server started on a free loopback port: kill -9, SIGSTOP, DEBUG SLEEP, FLUSHALL once and in a loop, a restart with nothing kept, one node cut off; a row each, and it fails if a call was refused because of the store or two fleet probes overlapped (cargo: `cargo run -p retry-breaker-fleet --features redis --bin fleet -- faults`).
 fleet-faults:
     cargo run --quiet -p retry-breaker-fleet --features redis --bin fleet -- faults

@@ -105,14 +105,43 @@ fn run(fleet: &mut Fleet, steps: &[Step]) {
     }
 }
 
+/// The seed the simulation draws its schedules from: fixed, so that the
+/// suite's verdict is the same on every run, unless `FLEET_SEED` says
+/// otherwise (`just fleet-sim` explores fresh seeds, each failure replayed
+/// by the seed it prints).
+const SEED: u64 = 20_261_202;
+
+fn seed() -> u64 {
+    std::env::var("FLEET_SEED")
+        .ok()
+        .and_then(|seed| seed.trim().parse().ok())
+        .unwrap_or(SEED)
+}
+
+fn cases() -> u32 {
+    std::env::var("FLEET_CASES")
+        .ok()
+        .and_then(|cases| cases.trim().parse().ok())
+        .unwrap_or(128)
+}
+
+/// What a failure says, so that it can be run again exactly.
+fn replay() -> String {
+    format!(
+        "seed {seed}; replay with `just fleet-sim {seed}` (or FLEET_SEED={seed} cargo test -p \
+         retry-breaker-fleet --test properties)",
+        seed = seed()
+    )
+}
+
 proptest! {
     // The same cases on every run: a verdict that depends on the run's
     // random seed is no verdict. What fresh seeds find is kept as a named
     // test (the late probe below) or in `properties.proptest-regressions`,
     // which is replayed first.
     #![proptest_config(ProptestConfig {
-        cases: 128,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(20_261_202),
+        cases: cases(),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed()),
         ..ProptestConfig::default()
     })]
 
@@ -129,7 +158,7 @@ proptest! {
     ) {
         let mut fleet = Fleet::new(NODES, opening(shared), nemesis, seed);
         run(&mut fleet, &steps);
-        prop_assert_eq!(fleet.overlapping_probes(), None);
+        prop_assert_eq!(fleet.overlapping_probes(), None, "{}", replay());
     }
 
     /// F3 whatever the store forgets: with a fleet probe out (answering or
@@ -163,7 +192,7 @@ proptest! {
             fleet.hang_probe(holder.unwrap_or_default());
         }
         run(&mut fleet, &steps);
-        prop_assert_eq!(fleet.overlapping_probes(), None);
+        prop_assert_eq!(fleet.overlapping_probes(), None, "{}", replay());
     }
 
     /// F2, F3: once the link heals and the dependency is back, one probe
@@ -269,9 +298,15 @@ fn recovers(
     }
     fleet.sync_all();
     for index in 0..NODES as usize {
-        prop_assert_eq!(fleet.call(index), Call::Served, "node {}", index);
+        prop_assert_eq!(
+            fleet.call(index),
+            Call::Served,
+            "node {}; {}",
+            index,
+            replay()
+        );
     }
-    prop_assert_eq!(fleet.overlapping_probes(), None);
+    prop_assert_eq!(fleet.overlapping_probes(), None, "{}", replay());
     Ok(())
 }
 
