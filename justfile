@@ -199,6 +199,23 @@ fleet *args:
 test-fleet:
     cargo test -p retry-breaker-fleet --all-features
 
+# The solution as a crate of its own, ready to publish as `retry-breaker`: the generator's markers stripped, the lab's notes rewritten, a manifest standing alone with a registry's metadata, solution/README.md as its README; says whether the name is free on crates.io (cargo: `cargo xtask library-edition DIR`).
+library-edition dir:
+    cargo xtask library-edition {{quote(dir)}}
+
+# The library edition written to a fresh folder outside the repository, packaged by `cargo package` (which builds the packaged crate as a registry would), then its tests and doc tests, the README's example included, run with every feature (cargo: see the recipe).
+check-library:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    edition=$(mktemp -d)/retry-breaker
+    trap 'rm -rf "$(dirname "$edition")"' EXIT
+    cargo xtask library-edition "$edition"
+    cp Cargo.lock "$edition/"
+    target="$PWD/target/library"
+    cd "$edition"
+    CARGO_TARGET_DIR="$target" cargo package --allow-dirty
+    CARGO_TARGET_DIR="$target" cargo test --quiet --all-features
+
 # The fleet's deterministic simulation on fresh schedules: partitions, lost, duplicated, reordered and garbled messages, the store down or forgetting every key; a seed drawn afresh unless given, printed with the command that replays it (cargo: `FLEET_SEED=N cargo test -p retry-breaker-fleet --test properties`).
 fleet-sim seed="" cases="1000":
     #!/usr/bin/env bash
@@ -324,4 +341,4 @@ check-verdict runs="20":
     cargo xtask check-verdict {{runs}}
 
 # Everything CI runs (cargo: `bash .ci/run`).
-ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme test-fleet fleet-faults lint loom mutants-diff
+ci: check-sync check-pictures test-solution test-bench check-report check-starter check-verdict check-mistakes check-forgeries check-export check-autograder check-readme check-library test-fleet fleet-faults lint loom mutants-diff

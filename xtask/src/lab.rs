@@ -407,8 +407,8 @@ mod tests {
         let mut kept = String::new();
         let mut in_rule = false;
         for line in body.lines() {
-            if line.starts_with("- **") {
-                in_rule = Rule::parse(line[4..].split("**").next().unwrap_or("")).is_some();
+            if let Some(item) = line.strip_prefix("- **") {
+                in_rule = Rule::parse(item.split("**").next().unwrap_or("")).is_some();
             } else if !line.starts_with("  ") {
                 in_rule = false;
             }

@@ -16,6 +16,7 @@ mod held_back;
 mod hint;
 mod lab;
 mod leak;
+mod library;
 mod mistake;
 mod named;
 mod predict;
@@ -57,6 +58,8 @@ commands:
   check-verdict [RUNS]  judge one wrong student crate RUNS times by both routes: one verdict, no file written
   check-mistakes  put each mistake of mistakes/ into a scratch copy of the solution and run the suite
                   (`--apply-only`: only check each still applies, building nothing)
+  library-edition DIR
+                  write the solution as a crate of its own, ready for `cargo package`
   export-student DIR
                   write the student edition, without the answers, as a fresh git repository in DIR
   grade [DIR] [--out OUT] [--student ID | --metadata FILE]
@@ -118,6 +121,7 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         Some("check-readme") => check_readme::check_readme(&args[1..]),
         Some("filter") => filter::step_filter(args.get(1).map(String::as_str).unwrap_or("")),
         Some("predict") => predict::predict(&args[1..]),
+        Some("library-edition") => library::library_edition(&args[1..]),
         _ => Err(USAGE.to_owned()),
     }
 }
