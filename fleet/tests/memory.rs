@@ -21,6 +21,21 @@ fn trip_node(fleet: &mut Fleet, index: usize) {
     }
 }
 
+/// A fleet of `size` nodes whose node 0 tripped, at the end of the
+/// cooldown, every node synced since: with the node that holds the probe
+/// lease.
+fn at_the_end_of_the_cooldown(size: u32) -> (Fleet, usize) {
+    let mut fleet = Fleet::with_size(size);
+    trip_node(&mut fleet, 0);
+    fleet.sync_all();
+    fleet.advance(COOLDOWN);
+    fleet.sync_all();
+    let holder = (0..size as usize)
+        .find(|&i| fleet.nodes[i].holds_lease())
+        .expect("one node holds the lease at the end of the cooldown");
+    (fleet, holder)
+}
+
 #[test]
 fn one_nodes_trip_opens_every_node_for_the_rest_of_its_cooldown() {
     let mut fleet = Fleet::with_size(5);
@@ -89,12 +104,7 @@ fn at_the_end_of_the_cooldown_one_lease_one_probe_and_the_others_wait() {
 
 #[test]
 fn a_failed_fleet_probe_reopens_every_node_for_a_whole_cooldown() {
-    let mut fleet = Fleet::with_size(3);
-    trip_node(&mut fleet, 0);
-    fleet.sync_all();
-    fleet.advance(COOLDOWN);
-    fleet.sync_all();
-    let holder = (0..3).find(|&i| fleet.nodes[i].holds_lease()).unwrap();
+    let (mut fleet, holder) = at_the_end_of_the_cooldown(3);
     assert_eq!(fleet.call(holder), Call::Failed);
     fleet.sync_all();
     for index in 0..3 {
@@ -110,12 +120,7 @@ fn a_failed_fleet_probe_reopens_every_node_for_a_whole_cooldown() {
 
 #[test]
 fn a_probe_admitted_late_in_its_lease_has_only_what_is_left_of_it() {
-    let mut fleet = Fleet::with_size(2);
-    trip_node(&mut fleet, 0);
-    fleet.sync_all();
-    fleet.advance(COOLDOWN);
-    fleet.sync_all();
-    let holder = (0..2).find(|&i| fleet.nodes[i].holds_lease()).unwrap();
+    let (fleet, holder) = at_the_end_of_the_cooldown(2);
     let other = 1 - holder;
     // The lease was granted at the end of the cooldown; the probe comes
     // later, and its deadline is still the lease's end (F3).
@@ -134,12 +139,7 @@ fn a_probe_admitted_late_in_its_lease_has_only_what_is_left_of_it() {
 
 #[test]
 fn a_node_killed_mid_probe_frees_the_fleet_when_its_lease_expires_and_its_late_outcome_is_fenced() {
-    let mut fleet = Fleet::with_size(3);
-    trip_node(&mut fleet, 0);
-    fleet.sync_all();
-    fleet.advance(COOLDOWN);
-    fleet.sync_all();
-    let holder = (0..3).find(|&i| fleet.nodes[i].holds_lease()).unwrap();
+    let (mut fleet, holder) = at_the_end_of_the_cooldown(3);
     let hung = fleet.nodes[holder].try_acquire().unwrap();
     assert!(hung.is_fleet_probe());
     // The holder hangs; the others sync but cannot take the lease yet.
@@ -185,12 +185,7 @@ fn a_node_killed_mid_probe_frees_the_fleet_when_its_lease_expires_and_its_late_o
 fn a_store_that_forgets_its_keys_mid_probe_grants_no_second_lease_until_the_first_has_ended() {
     // F3 whatever the store forgets: a flush, a failover to a replica that
     // missed the lease, a restart without persistence.
-    let mut fleet = Fleet::with_size(3);
-    trip_node(&mut fleet, 0);
-    fleet.sync_all();
-    fleet.advance(COOLDOWN);
-    fleet.sync_all();
-    let holder = (0..3).find(|&i| fleet.nodes[i].holds_lease()).unwrap();
+    let (fleet, holder) = at_the_end_of_the_cooldown(3);
     let probe = fleet.nodes[holder].try_acquire().unwrap();
     assert!(probe.is_fleet_probe());
     let others: Vec<usize> = (0..3).filter(|&i| i != holder).collect();

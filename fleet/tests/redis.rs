@@ -119,6 +119,19 @@ fn member(server: &Server, id: u32, cooldown: Duration, probe_deadline: Duration
     }
 }
 
+/// `size` nodes of a fleet set up on `server` (its witness written first,
+/// as when a fleet is deployed), each linked.
+fn fleet_on(server: &Server, size: u32, cooldown: Duration, deadline: Duration) -> Vec<Member> {
+    let members: Vec<Member> = (0..size)
+        .map(|id| member(server, id, cooldown, deadline))
+        .collect();
+    eventually("the fleet to be set up", || {
+        members[0].store.prepare().is_ok()
+    });
+    linked(&members);
+    members
+}
+
 fn linked(members: &[Member]) {
     eventually("every node to link up", || {
         members
@@ -411,13 +424,7 @@ fn a_flush_mid_probe_gives_no_other_node_the_lease_before_the_probe_has_ended() 
     let server = Server::start();
     let cooldown = Duration::from_millis(200);
     let deadline = Duration::from_millis(600);
-    let members: Vec<Member> = (0..3)
-        .map(|id| member(&server, id, cooldown, deadline))
-        .collect();
-    eventually("the fleet to be set up", || {
-        members[0].store.prepare().is_ok()
-    });
-    linked(&members);
+    let members = fleet_on(&server, 3, cooldown, deadline);
     trip(&members[0]);
     let mut probe = None;
     eventually("one node to hold the lease and probe", || {
@@ -472,13 +479,7 @@ fn redis_flushed_every_25_ms_never_lets_two_fleet_probes_overlap_and_the_nodes_s
     let server = Server::start();
     let cooldown = Duration::from_millis(100);
     let deadline = Duration::from_millis(150);
-    let members: Vec<Member> = (0..4)
-        .map(|id| member(&server, id, cooldown, deadline))
-        .collect();
-    eventually("the fleet to be set up", || {
-        members[0].store.prepare().is_ok()
-    });
-    linked(&members);
+    let members = fleet_on(&server, 4, cooldown, deadline);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flusher = {
         let stop = std::sync::Arc::clone(&stop);
