@@ -56,6 +56,9 @@ enum Edit {
         needle: String,
         text: String,
     },
+    /// Make the file a symbolic link to a file of the grading machine, given
+    /// from the kit's root (a held-back test, say).
+    Link(String, String),
 }
 
 /// One forgery of the gallery.
@@ -81,6 +84,7 @@ pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
     }
     let base = root.join("target/check-forgeries");
     let target = root.join("target/grading/target");
+    let secrets = held_back_lines(&root)?;
     let mut failures = Vec::new();
     for forgery in &gallery {
         println!("== {}: {}", forgery.name, forgery.what);
@@ -93,7 +97,8 @@ pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
         for (check_sources, label) in checks {
             let out = base.join(format!("{}-{label}", forgery.name));
             let graded = grade(&student, &out, &target, None, check_sources)?;
-            let problems = judge(forgery, &graded, &out, check_sources)?;
+            let mut problems = judge(forgery, &graded, &out, check_sources)?;
+            problems.extend(leaked(&out, &secrets)?);
             for problem in &problems {
                 println!("   FAILED ({label}): {problem}");
             }
@@ -140,6 +145,64 @@ fn grade(
     )?;
     grade::write(&graded, out)?;
     Ok(graded)
+}
+
+/// The lines of the held-back tests that are their own, for [`leaked`]: a
+/// grade must never show one. A line the public suite or the starter has
+/// too (an import, a closing brace) gives nothing away.
+fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
+    let mut public = std::collections::HashSet::new();
+    for folder in ["tests/lab", "starter/src"] {
+        for path in files_under(&root.join(folder))? {
+            if let Ok(text) = fs::read_to_string(&path) {
+                public.extend(text.lines().map(|line| line.trim().to_owned()));
+            }
+        }
+    }
+    let mut lines = Vec::new();
+    for path in files_under(&root.join("grading/held-back"))? {
+        let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        lines.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|line| line.len() >= 16 && !public.contains(*line))
+                .map(str::to_owned),
+        );
+    }
+    lines.sort();
+    lines.dedup();
+    Ok(lines)
+}
+
+/// Every file under `dir`.
+fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut found = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// A line of a held-back test that the grade in `out` shows the student,
+/// whatever the forgery aimed at.
+fn leaked(out: &Path, secrets: &[String]) -> Result<Vec<String>, String> {
+    let results = fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?;
+    // results.json escapes quotes and backslashes; compare like with like.
+    let shown = results.replace("\\\"", "\"").replace("\\\\", "\\");
+    Ok(secrets
+        .iter()
+        .filter(|line| shown.contains(line.as_str()))
+        .take(1)
+        .map(|line| format!("the grade shows a line of a held-back test: {line}"))
+        .collect())
 }
 
 /// What is wrong with the grade of `forgery`: it must score 0 and be named.
@@ -211,12 +274,16 @@ fn lay_out(root: &Path, student: &Path, forgery: &Forgery) -> Result<(), String>
         let (file, text) = match edit {
             Edit::Append(file, text) | Edit::Write(file, text) => (file, text),
             Edit::After { file, .. } => (file, &String::new()),
+            Edit::Link(file, target) => {
+                link(&student.join(file), &root.join(target))?;
+                continue;
+            }
         };
         let path = student.join(file);
         let old = fs::read_to_string(&path).unwrap_or_default();
         let new = match edit {
             Edit::Append(..) => old + "\n" + text,
-            Edit::Write(..) => text.clone(),
+            Edit::Write(..) | Edit::Link(..) => text.clone(),
             Edit::After { needle, text, .. } => {
                 let at = old.find(needle.as_str()).ok_or_else(|| {
                     format!(
@@ -233,6 +300,19 @@ fn lay_out(root: &Path, student: &Path, forgery: &Forgery) -> Result<(), String>
         fs::write(&path, new).map_err(|e| format!("{file}: {e}"))?;
     }
     Ok(())
+}
+
+/// Makes `file` a symbolic link to `target`, where links exist.
+fn link(file: &Path, target: &Path) -> Result<(), String> {
+    let _ = fs::remove_file(file);
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(target, file)
+        .map_err(|e| format!("{}: {e}", file.display()));
+    #[cfg(not(unix))]
+    return Err(format!(
+        "{}: no symbolic links on this system",
+        file.display()
+    ));
 }
 
 /// Regrading gives the same bytes, and the seed follows the student.
@@ -394,7 +474,8 @@ fn read_gallery(dir: &Path) -> Result<Vec<Forgery>, String> {
 }
 
 /// A forgery file: `Key: value` header lines, then edits, each opened by a
-/// line `==> append FILE`, `==> write FILE` or `==> after "NEEDLE" in FILE`.
+/// line `==> append FILE`, `==> write FILE`, `==> after "NEEDLE" in FILE`
+/// or `==> link FILE to TARGET`.
 fn parse(name: &str, text: &str) -> Result<Forgery, String> {
     let mut forgery = Forgery {
         name: name.to_owned(),
@@ -447,6 +528,12 @@ fn edit_of(name: &str, opening: &str, text: String) -> Result<Edit, String> {
     if let Some(file) = opening.strip_prefix("write ") {
         return Ok(Edit::Write(file.trim().to_owned(), text));
     }
+    if let Some((file, target)) = opening
+        .strip_prefix("link ")
+        .and_then(|rest| rest.split_once(" to "))
+    {
+        return Ok(Edit::Link(file.trim().to_owned(), target.trim().to_owned()));
+    }
     if let Some(rest) = opening.strip_prefix("after \"") {
         if let Some((needle, file)) = rest.split_once("\" in ") {
             return Ok(Edit::After {
@@ -457,7 +544,7 @@ fn edit_of(name: &str, opening: &str, text: String) -> Result<Edit, String> {
         }
     }
     Err(format!(
-        "{name}: `==> {opening}`: expected append FILE, write FILE or after \"NEEDLE\" in FILE"
+        "{name}: `==> {opening}`: expected append FILE, write FILE, after \"NEEDLE\" in FILE or link FILE to TARGET"
     ))
 }
 

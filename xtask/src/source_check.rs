@@ -202,11 +202,23 @@ pub fn check(file: &str, text: &str) -> Vec<Refusal> {
                     });
                 }
             }
+            // `#[$name = ...]`: a macro writes the attribute, so its name
+            // (`path`, say) is not in it for the check to see.
+            Kind::Punct('$') if attribute_depth.is_some() => refusals.push(Refusal {
+                file: file.to_owned(),
+                line: token.line,
+                name: "$".to_owned(),
+                why: MACRO_ATTRIBUTE,
+            }),
             Kind::Punct(_) => {}
         }
     }
     refusals
 }
+
+/// Why an attribute a macro writes is refused.
+const MACRO_ATTRIBUTE: &str =
+    "an attribute a macro writes hides its name from this check; write the attribute out";
 
 /// Whether the `[` at `index` follows `#` or `#!`.
 fn opens_attribute(tokens: &[Token], index: usize) -> bool {
@@ -420,6 +432,18 @@ mod tests {
             ["unsafe", "no_mangle"]
         );
         assert_eq!(names("#[path = \"../../tests/lab/x.rs\"] mod x;"), ["path"]);
+        // A macro that writes the attribute: its name never appears in one.
+        assert_eq!(
+            names("macro_rules! m { ($a:ident) => { #[$a = \"../x.rs\"] mod x; }; }\nm!(path);"),
+            ["$"]
+        );
+        assert_eq!(
+            names("macro_rules! m { ($($t:tt)*) => { #[$($t)*] mod x; }; }"),
+            ["$", "$"]
+        );
+        assert!(
+            names("macro_rules! m { ($a:ident) => { #[derive(Debug)] struct $a; }; }").is_empty()
+        );
         assert_eq!(names("#![no_std]"), ["no_std"]);
         assert_eq!(
             names("const X: &str = include_str!(\"/etc/passwd\");"),

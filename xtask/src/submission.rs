@@ -123,16 +123,27 @@ pub fn assemble(
         fs::remove_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
     }
     fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
+    let mut replaced = Vec::new();
     for entry in fs::read_dir(src)
         .map_err(|e| format!("cannot read {}: {e}", src.display()))?
         .filter_map(Result::ok)
     {
         let path = entry.path();
-        if path.is_file() && path.extension().is_some_and(|ext| ext == "rs") {
+        if path.extension().is_none_or(|ext| ext != "rs") {
+            continue;
+        }
+        // The entry's own type, not its target's: a link could make any
+        // file of the grading machine a file of the crate.
+        let file_type = entry.file_type().map_err(|e| e.to_string())?;
+        if file_type.is_symlink() {
+            replaced.push(format!(
+                "{shown}/{}: a symbolic link; only files are graded",
+                entry.file_name().to_string_lossy()
+            ));
+        } else if file_type.is_file() {
             fs::copy(&path, into.join(entry.file_name())).map_err(|e| e.to_string())?;
         }
     }
-    let mut replaced = Vec::new();
     for (name, kit) in provided(kit_src)? {
         let theirs = fs::read_to_string(into.join(&name)).ok();
         if theirs.as_deref() != Some(kit.as_str()) {
@@ -258,6 +269,32 @@ mod tests {
         let replaced = assemble(&theirs, "starter/src", &kit, &into).unwrap();
         assert_eq!(replaced.len(), 2, "{replaced:?}");
         assert_eq!(fs::read_to_string(into.join("clock.rs")).unwrap(), clock);
+        fs::remove_dir_all(&scratch).unwrap();
+    }
+
+    /// A link in the submission could make any file of the grading machine
+    /// (a held-back test, say) a source of the crate, and its lines would
+    /// show in the compiler's errors as the student's own.
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_source_is_never_graded_and_is_listed() {
+        let scratch = std::env::temp_dir().join(format!("xtask-links-{}", std::process::id()));
+        let (kit, theirs, into, secret) = (
+            scratch.join("kit"),
+            scratch.join("theirs"),
+            scratch.join("into"),
+            scratch.join("secret.rs"),
+        );
+        fs::create_dir_all(&kit).unwrap();
+        fs::create_dir_all(&theirs).unwrap();
+        fs::write(&secret, "fn held_back_case() {}\n").unwrap();
+        std::os::unix::fs::symlink(&secret, theirs.join("circuit.rs")).unwrap();
+        let replaced = assemble(&theirs, "starter/src", &kit, &into).unwrap();
+        assert_eq!(
+            replaced,
+            ["starter/src/circuit.rs: a symbolic link; only files are graded"]
+        );
+        assert!(!into.join("circuit.rs").exists());
         fs::remove_dir_all(&scratch).unwrap();
     }
 }
