@@ -1,6 +1,7 @@
 //! `cargo xtask check-starter`: every step's tests fail until that step is
 //! done, naming its TODO.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,30 @@ use crate::lab::controls;
 use crate::scratch::{copy_suite_workspace, worker_target};
 use crate::suite::Results;
 use crate::{root, starter, suite};
+
+/// The steps `step` needs, all of them: the core before it, its declared
+/// prerequisites and theirs.
+fn needs_all(steps: &BTreeMap<u32, crate::manifest::Step>, step: u32) -> BTreeSet<u32> {
+    let mut all: BTreeSet<u32> = (1..step.min(crate::manifest::CORE_LAST + 1)).collect();
+    if step > crate::manifest::CORE_LAST {
+        all.extend(1..=crate::manifest::CORE_LAST);
+    }
+    let mut todo: Vec<u32> = steps
+        .get(&step)
+        .map(|s| s.needs.clone())
+        .unwrap_or_default();
+    while let Some(next) = todo.pop() {
+        if all.insert(next) {
+            todo.extend(
+                steps
+                    .get(&next)
+                    .map(|s| s.needs.clone())
+                    .unwrap_or_default(),
+            );
+        }
+    }
+    all
+}
 
 /// The first step of the advanced track: steps before it are the core lab.
 const ADVANCED_FROM: u32 = 11;
@@ -31,6 +56,9 @@ enum Kind {
     /// student designs whole written for the core rules only
     /// (`solution/design/core/`): the core lab must not need advanced code.
     CoreOnly(u32),
+    /// The core, one advanced step and what `steps.toml` says it needs,
+    /// and nothing else: the step's tests must all pass.
+    Alone(u32),
 }
 
 /// For every step v, builds the starter as a student who has finished
@@ -134,6 +162,24 @@ pub(crate) fn check_starter() -> Result<(), String> {
         files: core,
     });
 
+    // Each advanced step with the core and its declared prerequisites
+    // alone: a test that needs more is a prerequisite the manifest lacks.
+    let manifest = crate::manifest::read(&root)?;
+    for &step in todo_steps.iter().filter(|&&step| step >= ADVANCED_FROM) {
+        let mut done = needs_all(&manifest, step);
+        done.insert(step);
+        let listed: Vec<String> = done
+            .iter()
+            .filter(|&&n| n >= ADVANCED_FROM)
+            .map(u32::to_string)
+            .collect();
+        variants.push(Variant {
+            label: format!("core and step(s) {} only", listed.join(", ")),
+            kind: Kind::Alone(step),
+            files: starter::generate_done(&solution, &starter::Done::Steps(done))?.files,
+        });
+    }
+
     let runs = run_all(&root, &scratch, &variants)?;
 
     for (variant, results) in variants.iter().zip(runs) {
@@ -141,6 +187,30 @@ pub(crate) fn check_starter() -> Result<(), String> {
         let failed = results.values().filter(|outcome| !outcome.passed).count();
         let done = match variant.kind {
             Kind::Done(done) => done,
+            Kind::Alone(step) => {
+                let failing: Vec<String> = results
+                    .iter()
+                    .filter(|(test, outcome)| {
+                        !outcome.passed
+                            && suite::step_of(test).is_some_and(|k| k == step || k < ADVANCED_FROM)
+                            && !races.contains_key(*test)
+                    })
+                    .map(|(test, outcome)| format!("{test}: {}", suite::reason(&outcome.output)))
+                    .collect();
+                println!(
+                    "{label}: {} test(s) of the core or step {step} failing",
+                    failing.len()
+                );
+                if !failing.is_empty() {
+                    problems.push(format!(
+                        "{label}: step {step} needs more than steps.toml says (add the step its \
+                         failures name to its `needs`): {} test(s) failed, first {:?}",
+                        failing.len(),
+                        &failing[..failing.len().min(3)]
+                    ));
+                }
+                continue;
+            }
             Kind::CoreOnly(core_done) => {
                 let failing: Vec<&String> = results
                     .iter()
@@ -315,4 +385,27 @@ fn jobs() -> usize {
         .and_then(|jobs| jobs.parse().ok())
         .filter(|&jobs| jobs > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_needs_the_core_and_its_prerequisites_and_theirs() {
+        let steps = crate::manifest::parse(
+            "[[step]]\nnumber = 3\ntitle = \"c\"\n[[step]]\nnumber = 11\ntitle = \"a\"\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\n[[step]]\nnumber = 13\ntitle = \"d\"\nneeds = [12]\n",
+            &tested(&[3, 11, 12, 13]),
+        )
+        .unwrap();
+        assert_eq!(needs_all(&steps, 3), tested(&[1, 2]));
+        assert_eq!(needs_all(&steps, 11), (1..=10).collect());
+        let mut thirteen: BTreeSet<u32> = (1..=10).collect();
+        thirteen.extend([11, 12]);
+        assert_eq!(needs_all(&steps, 13), thirteen);
+    }
+
+    fn tested(numbers: &[u32]) -> BTreeSet<u32> {
+        numbers.iter().copied().collect()
+    }
 }

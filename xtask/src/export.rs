@@ -118,6 +118,8 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     copy_tree(&root.join("tests/tuning"), &dir.join("tests/tuning"))?;
     put("examples/tune.rs", &file("examples/tune.rs")?)?;
     put("tuning.toml", &file("tuning.toml")?)?;
+    // What each advanced step needs first, which `just progress` says.
+    put("steps.toml", &file("steps.toml")?)?;
     copy_tracked(&root, "starter", &dir.join("starter"))?;
     // The untouched starter's fingerprints, since the student's own starter
     // is what `just predict` then compares with them.

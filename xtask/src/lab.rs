@@ -18,6 +18,8 @@ pub(crate) struct Syllabus {
     pub stated: BTreeMap<u32, Vec<Rule>>,
     /// The tests documented as races ([`races`]): a start is never one.
     pub races: BTreeMap<String, String>,
+    /// What each advanced step needs done first (`steps.toml`).
+    pub needs: BTreeMap<u32, Vec<u32>>,
 }
 
 /// The syllabus of this lab: its controls, and the rules LAB.md states in
@@ -26,6 +28,14 @@ pub(crate) fn syllabus() -> Result<Syllabus, String> {
     Ok(Syllabus {
         controls: controls()?,
         races: races()?,
+        needs: crate::manifest::read(&root())
+            .map(|steps| {
+                steps
+                    .into_iter()
+                    .map(|(number, step)| (number, step.needs))
+                    .collect()
+            })
+            .unwrap_or_default(),
         stated: fs::read_to_string(root().join("LAB.md"))
             .map(|text| stated_rules(&text))
             .unwrap_or_default(),

@@ -17,6 +17,7 @@ mod hint;
 mod lab;
 mod leak;
 mod library;
+mod manifest;
 mod mistake;
 mod named;
 mod predict;

@@ -11,7 +11,7 @@ pub(crate) fn progress() -> Result<(), String> {
     println!("Running the suite against your starter...");
     let results = suite::run(&root, None, &[], None, Build::Shown, &[])?;
     let syllabus = syllabus()?;
-    let board = scoreboard::board(&results, &steps()?, &syllabus.controls);
+    let board = scoreboard::board(&results, &steps()?, &syllabus.controls).needing(&syllabus.needs);
     let src = root.join("starter/src");
     let start = scoreboard::start(&results, &board, &syllabus, |marker| {
         scoreboard::find_todos(&src, marker)

@@ -65,6 +65,9 @@ pub(crate) struct Board {
     pub steps: Vec<StepScore>,
     /// Passing and total tests of the provided parts, if any ran.
     pub provided: Option<(usize, usize)>,
+    /// What each advanced step needs done first, from `steps.toml` (see
+    /// [`Board::needing`]); empty, the scoreboard says nothing of it.
+    pub needs: BTreeMap<u32, Vec<u32>>,
 }
 
 /// The last step of the core lab. The steps after it are the optional
@@ -78,6 +81,24 @@ pub(crate) fn is_optional(step: u32) -> bool {
 }
 
 impl Board {
+    /// The board with what each step needs first, to say it beside a step
+    /// whose prerequisites are not done.
+    pub(crate) fn needing(mut self, needs: &BTreeMap<u32, Vec<u32>>) -> Board {
+        self.needs = needs.clone();
+        self
+    }
+
+    /// The steps `step` needs that are not done yet.
+    pub(crate) fn undone_needs(&self, step: u32) -> Vec<u32> {
+        self.needs
+            .get(&step)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|need| !self.steps.iter().any(|s| s.number == *need && s.done))
+            .collect()
+    }
+
     /// Whether the run had every core step, and each of them is done.
     pub(crate) fn core_done(&self) -> bool {
         let core: Vec<&StepScore> = self
@@ -134,6 +155,7 @@ pub(crate) fn board(
         .map(|(_, outcome)| outcome)
         .collect();
     Board {
+        needs: BTreeMap::new(),
         steps: scores,
         provided: (!provided.is_empty()).then(|| {
             (
@@ -383,8 +405,20 @@ pub(crate) fn table(board: &Board, style: Style) -> Vec<String> {
         } else {
             String::new()
         };
+        let undone = if step.done {
+            Vec::new()
+        } else {
+            board.undone_needs(step.number)
+        };
         // All counted tests pass, yet the step is not done: say why.
-        let controls = if step.passed == step.total && step.controls_failing > 0 {
+        let controls = if !undone.is_empty() {
+            let steps: Vec<String> = undone.iter().map(u32::to_string).collect();
+            format!(
+                " (needs step{} {} first)",
+                if undone.len() == 1 { "" } else { "s" },
+                steps.join(" and ")
+            )
+        } else if step.passed == step.total && step.controls_failing > 0 {
             format!(
                 " ({} control{} failing: a rule applied too widely)",
                 step.controls_failing,
@@ -392,6 +426,11 @@ pub(crate) fn table(board: &Board, style: Style) -> Vec<String> {
             )
         } else {
             String::new()
+        };
+        let controls = if mark.is_empty() {
+            controls.trim_start()
+        } else {
+            &controls
         };
         let line = format!(
             "  step {:<2} {:<18} {:>2}/{:<2}  {mark}{controls}",
@@ -556,6 +595,7 @@ mod tests {
         let rules = |ids: &[&str]| ids.iter().filter_map(|id| Rule::parse(id)).collect();
         let syllabus = Syllabus {
             races: Default::default(),
+            needs: Default::default(),
             controls: controls
                 .iter()
                 .map(|test| ((*test).to_owned(), "why".to_owned()))
@@ -618,6 +658,7 @@ mod tests {
         );
         let syllabus = Syllabus {
             races: Default::default(),
+            needs: Default::default(),
             stated: BTreeMap::from([(
                 4,
                 ["B7", "B11", "B12"]

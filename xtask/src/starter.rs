@@ -110,10 +110,35 @@ const CUT_NOTE: &str = "// (Generated: the TODO below leaves names unused until 
 /// student calls them.
 const PROVIDED_ALLOWS: &str = "// The provided helpers look unused until your TODOs call them.\n#![allow(dead_code, unused_imports)]";
 
+/// The steps whose reference code a generated crate keeps: the steps a
+/// student is taken to have done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Done {
+    /// Every step below this number: a student part-way, in order.
+    Below(u32),
+    /// Exactly these steps: a student who skipped the others.
+    Steps(std::collections::BTreeSet<u32>),
+}
+
+impl Done {
+    pub fn contains(&self, step: u32) -> bool {
+        match self {
+            Done::Below(below) => step < *below,
+            Done::Steps(steps) => steps.contains(&step),
+        }
+    }
+}
+
 /// Turns one solution file into its starter version. `keep_below` keeps the
 /// reference code of every TODO with a smaller step number, which is how
 /// `check-starter` simulates a student who has finished the earlier steps.
+#[cfg(test)]
 pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Todo>), String> {
+    cut_done(file, source, &Done::Below(keep_below))
+}
+
+/// [`cut`], keeping the reference code of the steps `done` holds.
+pub fn cut_done(file: &str, source: &str, done: &Done) -> Result<(String, Vec<Todo>), String> {
     let mut out = String::new();
     let mut todos = Vec::new();
     let mut lines = source.lines().enumerate();
@@ -141,7 +166,7 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
             let step = parse_begin(rest)
                 .map(|(step, _)| step)
                 .ok_or_else(|| format!("{file}:{}: expected `{BEGIN_WITH}n): why`", index + 1))?;
-            if step < keep_below {
+            if done.contains(step) {
                 continue;
             }
             // Not done yet: the block goes, but its TODOs are still the
@@ -214,7 +239,7 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
             }
         }
 
-        if step < keep_below {
+        if done.contains(step) {
             for line in reference {
                 out.push_str(line);
                 out.push('\n');
@@ -248,7 +273,7 @@ pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Tod
     }
     let cut_at: Vec<usize> = todos
         .iter()
-        .filter(|todo| todo.step >= keep_below)
+        .filter(|todo| !done.contains(todo.step))
         .map(|todo| todo.starter_line)
         .collect();
     out = allow_where_cut(&out, &cut_at);
@@ -366,6 +391,11 @@ pub struct Starter {
 
 /// Generates the starter from the solution's sources.
 pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String> {
+    generate_done(solution_src, &Done::Below(keep_below))
+}
+
+/// [`generate`], with the steps `done` holds done.
+pub fn generate_done(solution_src: &Path, done: &Done) -> Result<Starter, String> {
     let mut names: Vec<String> = fs::read_dir(solution_src)
         .map_err(|e| format!("cannot read {}: {e}", solution_src.display()))?
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
@@ -383,7 +413,7 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
         {
             continue;
         }
-        let (text, found) = cut(&name, &source, keep_below)?;
+        let (text, found) = cut_done(&name, &source, done)?;
         let designed = design(solution_src, &name, &source)?;
         // A file with nothing of the student's in it: the grader takes the
         // kit's copy of it, whatever the student's says, and the file says
@@ -401,7 +431,7 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
         let (text, found) = match designed {
             // Nothing done yet: the student starts from the interface, where
             // each TODO is found again by the first line naming its step.
-            Some(design) if keep_below <= 1 => {
+            Some(design) if !done.contains(1) => {
                 let found = found
                     .into_iter()
                     .map(|todo| Todo {

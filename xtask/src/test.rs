@@ -44,7 +44,7 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
     }
     let results = suite::run(&root, None, &[], filter.as_deref(), Build::Shown, &[])?;
     let syllabus = syllabus()?;
-    let board = scoreboard::board(&results, &steps()?, &syllabus.controls);
+    let board = scoreboard::board(&results, &steps()?, &syllabus.controls).needing(&syllabus.needs);
     let src = root.join("starter/src");
     let start = scoreboard::start(&results, &board, &syllabus, |marker| {
         scoreboard::find_todos(&src, marker)
@@ -329,6 +329,7 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
         let board = scoreboard::board(results, &steps(), &controls());
         let syllabus = crate::lab::Syllabus {
             races: Default::default(),
+            needs: Default::default(),
             controls: controls(),
             ..Default::default()
         };
@@ -596,6 +597,39 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
         let all = advanced_table(&advanced_run(|_| true));
         assert_eq!(all[10], "  core lab done: steps 1-10 pass");
         assert_eq!(all[12], "  step 11 s                   1/1   done");
+    }
+
+    /// A step whose prerequisite is not done says which to do first; once
+    /// it is done, the step says nothing of it.
+    #[test]
+    fn an_optional_step_says_which_step_it_needs_first() {
+        let mut results = advanced_run(|n| n <= 10);
+        results.insert(
+            "step12_s::s1_t".to_owned(),
+            suite::Outcome {
+                passed: false,
+                output: String::new(),
+            },
+        );
+        let steps: Vec<(u32, String)> = (1..=12).map(|n| (n, "s".to_owned())).collect();
+        let needs = BTreeMap::from([(12, vec![11])]);
+        let board = scoreboard::board(&results, &steps, &BTreeMap::new()).needing(&needs);
+        assert_eq!(
+            scoreboard::table(&board, Style::plain())[13],
+            "  step 12 s                   0/1   (needs step 11 first)"
+        );
+        results.insert(
+            "step11_s::k1_t".to_owned(),
+            suite::Outcome {
+                passed: true,
+                output: String::new(),
+            },
+        );
+        let board = scoreboard::board(&results, &steps, &BTreeMap::new()).needing(&needs);
+        assert_eq!(
+            scoreboard::table(&board, Style::plain())[13],
+            "  step 12 s                   0/1   <- next (optional)"
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod grade;
 mod held_back;
 mod hint;
 mod lab;
+mod manifest;
 mod predict;
 mod progress;
 mod report;

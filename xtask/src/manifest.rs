@@ -1,0 +1,302 @@
+//! `steps.toml`: what each step of the lab needs done before it. The core
+//! steps (1-10) build on the ones before them in order; each step of the
+//! advanced track names the steps it needs, and nothing else, so a student
+//! can take the advanced steps in any order that keeps to them.
+//!
+//! `check-starter` proves each declaration: for every advanced step it
+//! builds the crate of a student who did the core, that step and its
+//! prerequisites, and nothing more, and requires every test of the step to
+//! pass. `just progress` reads it to say which step to do first.
+//!
+//! The format is a small part of TOML, read here without a parser crate:
+//! `[[step]]` tables with `number = N`, `title = "..."` and
+//! `needs = [N, ...]`. A manifest that names a step the suite lacks, leaves
+//! one out, needs a step that is not there or comes later, or loops, is an
+//! error naming its line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+/// The last step of the core lab: every step up to it needs the ones before.
+pub(crate) const CORE_LAST: u32 = 10;
+
+/// One step as the manifest declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Step {
+    pub number: u32,
+    pub title: String,
+    /// The steps besides the core it needs done first.
+    pub needs: Vec<u32>,
+    /// The manifest's line that opens it, for errors.
+    pub line: usize,
+}
+
+/// The manifest at `root`/steps.toml, checked against the suite's steps.
+pub(crate) fn read(root: &Path) -> Result<BTreeMap<u32, Step>, String> {
+    let text =
+        fs::read_to_string(root.join("steps.toml")).map_err(|e| format!("steps.toml: {e}"))?;
+    let with_tests: BTreeSet<u32> = crate::lab::steps()?.into_iter().map(|(n, _)| n).collect();
+    parse(&text, &with_tests)
+}
+
+/// Reads the manifest's text; `with_tests` are the steps the suite has.
+pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u32, Step>, String> {
+    let mut steps: Vec<Step> = Vec::new();
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, raw) in text.lines().enumerate() {
+        let at = index + 1;
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line == "[[step]]" {
+            steps.push(Step {
+                number: 0,
+                title: String::new(),
+                needs: Vec::new(),
+                line: at,
+            });
+            seen.clear();
+            continue;
+        }
+        let Some(step) = steps.last_mut() else {
+            return Err(format!(
+                "steps.toml:{at}: `{line}` before the first [[step]]"
+            ));
+        };
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(format!(
+                "steps.toml:{at}: expected `key = value`, found `{line}`"
+            ));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if seen.insert(key, at).is_some() {
+            return Err(format!("steps.toml:{at}: `{key}` twice in one step"));
+        }
+        match key {
+            "number" => {
+                step.number = value
+                    .parse()
+                    .map_err(|_| format!("steps.toml:{at}: the number `{value}` is not one"))?;
+            }
+            "title" => {
+                step.title = value
+                    .strip_prefix('"')
+                    .and_then(|v| v.strip_suffix('"'))
+                    .ok_or(format!("steps.toml:{at}: a title is a quoted string"))?
+                    .to_owned();
+            }
+            "needs" => {
+                let inner = value
+                    .strip_prefix('[')
+                    .and_then(|v| v.strip_suffix(']'))
+                    .ok_or(format!("steps.toml:{at}: needs is a list, `[14]`"))?;
+                step.needs = inner
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(|n| {
+                        n.parse()
+                            .map_err(|_| format!("steps.toml:{at}: `{n}` is no step number"))
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
+            other => return Err(format!("steps.toml:{at}: unknown key `{other}`")),
+        }
+    }
+    let mut by_number = BTreeMap::new();
+    for step in steps {
+        if step.number == 0 || step.title.is_empty() {
+            return Err(format!(
+                "steps.toml:{}: a step needs a number and a title",
+                step.line
+            ));
+        }
+        if !with_tests.contains(&step.number) {
+            return Err(format!(
+                "steps.toml:{}: step {} has no tests (tests/lab/step{}_*.rs)",
+                step.line, step.number, step.number
+            ));
+        }
+        for &need in &step.needs {
+            if need == step.number || !with_tests.contains(&need) {
+                return Err(format!(
+                    "steps.toml:{}: step {} needs step {need}, which {}",
+                    step.line,
+                    step.number,
+                    if need == step.number {
+                        "is itself"
+                    } else {
+                        "the suite does not have"
+                    }
+                ));
+            }
+            if step.number <= CORE_LAST {
+                return Err(format!(
+                    "steps.toml:{}: step {} is a core step, which needs the steps before it and nothing else",
+                    step.line, step.number
+                ));
+            }
+        }
+        let line = step.line;
+        if let Some(earlier) = by_number.insert(step.number, step) {
+            return Err(format!(
+                "steps.toml:{line}: step {} again (first at line {})",
+                earlier.number, earlier.line
+            ));
+        }
+    }
+    if let Some(missing) = with_tests.iter().find(|n| !by_number.contains_key(n)) {
+        return Err(format!(
+            "steps.toml: step {missing} has tests but no [[step]]"
+        ));
+    }
+    // A loop: a step that needs itself through others.
+    for step in by_number.values() {
+        let mut path = vec![step.number];
+        if let Some(cycle) = find_loop(&by_number, &mut path) {
+            return Err(format!(
+                "steps.toml:{}: the prerequisites loop: {}",
+                step.line,
+                cycle
+                    .iter()
+                    .map(|n| format!("step {n}"))
+                    .collect::<Vec<_>>()
+                    .join(" needs ")
+            ));
+        }
+    }
+    Ok(by_number)
+}
+
+/// A loop reached from the last step of `path`, as the steps around it.
+fn find_loop(steps: &BTreeMap<u32, Step>, path: &mut Vec<u32>) -> Option<Vec<u32>> {
+    let last = *path.last()?;
+    for &need in steps.get(&last).map(|s| s.needs.as_slice()).unwrap_or(&[]) {
+        if let Some(at) = path.iter().position(|&n| n == need) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(need);
+            return Some(cycle);
+        }
+        path.push(need);
+        if let Some(cycle) = find_loop(steps, path) {
+            return Some(cycle);
+        }
+        path.pop();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tested(numbers: &[u32]) -> BTreeSet<u32> {
+        numbers.iter().copied().collect()
+    }
+
+    #[test]
+    fn the_kits_manifest_reads_and_names_every_step_with_tests() {
+        let steps = read(&crate::root()).unwrap();
+        let with_tests: Vec<u32> = crate::lab::steps()
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(steps.keys().copied().collect::<Vec<_>>(), with_tests);
+    }
+
+    /// Each title is the step's heading in LAB.md, `## Step N: TITLE (...)`.
+    #[test]
+    fn each_title_is_lab_mds_heading() {
+        let steps = read(&crate::root()).unwrap();
+        let lab = fs::read_to_string(crate::root().join("LAB.md")).unwrap();
+        let headings = crate::lab::step_sections(&lab);
+        for step in steps.values() {
+            let heading = &headings[&step.number];
+            assert!(
+                heading.starts_with(&format!("Step {}: {} (", step.number, step.title)),
+                "steps.toml:{}: `{}` is not LAB.md's `{heading}`",
+                step.line,
+                step.title
+            );
+        }
+    }
+
+    /// Each advanced step of LAB.md opens by saying what it needs first,
+    /// as the manifest says.
+    #[test]
+    fn each_advanced_step_of_lab_md_opens_with_its_needs() {
+        let steps = read(&crate::root()).unwrap();
+        let lab = fs::read_to_string(crate::root().join("LAB.md")).unwrap();
+        for step in steps.values().filter(|step| step.number > CORE_LAST) {
+            let expected = match step.needs.as_slice() {
+                [] => "Needs: the core lab.".to_owned(),
+                [one] => format!("Needs: the core lab and step {one}."),
+                [first @ .., last] => format!(
+                    "Needs: the core lab and steps {} and {last}.",
+                    first
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            let section = lab
+                .split("\n## ")
+                .find(|part| part.starts_with(&format!("Step {}:", step.number)))
+                .unwrap_or_default();
+            let first = section.lines().skip(1).find(|line| !line.trim().is_empty());
+            assert_eq!(
+                first,
+                Some(expected.as_str()),
+                "LAB.md's step {} must open with what steps.toml:{} says it needs",
+                step.number,
+                step.line
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_manifest_is_an_error_naming_its_line() {
+        let two = tested(&[11, 12]);
+        let ok = "[[step]]\nnumber = 11\ntitle = \"a\"\nneeds = []\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\n";
+        let steps = parse(ok, &two).unwrap();
+        assert_eq!(steps[&12].needs, [11]);
+        let cases = [
+            (
+                ok.replace("needs = [11]", "needs = [13]"),
+                "steps.toml:5: step 12 needs step 13",
+            ),
+            (
+                ok.replace("needs = []", "needs = [12]"),
+                "steps.toml:1: the prerequisites loop: step 11 needs step 12 needs step 11",
+            ),
+            (
+                ok.replace("number = 12", "number = 14"),
+                "steps.toml:5: step 14 has no tests",
+            ),
+            (
+                ok.replace("title = \"b\"\n", ""),
+                "steps.toml:5: a step needs a number and a title",
+            ),
+            (
+                ok.replace("needs = [11]", "needs = 11"),
+                "steps.toml:8: needs is a list",
+            ),
+            (
+                ok.replace("needs = [11]", "needs = [11]\ncolour = \"red\""),
+                "steps.toml:9: unknown key `colour`",
+            ),
+            (
+                ok.replace("[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\n", ""),
+                "steps.toml: step 12 has tests but no [[step]]",
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = parse(&text, &two).unwrap_err();
+            assert!(error.starts_with(expected), "{error}\nexpected: {expected}");
+        }
+    }
+}
