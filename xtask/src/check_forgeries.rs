@@ -153,14 +153,14 @@ fn grade(
 fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
     let mut public = std::collections::HashSet::new();
     for folder in ["tests/lab", "starter/src"] {
-        for path in files_under(&root.join(folder))? {
+        for path in crate::library::files_under(&root.join(folder))? {
             if let Ok(text) = fs::read_to_string(&path) {
                 public.extend(text.lines().map(|line| line.trim().to_owned()));
             }
         }
     }
     let mut lines = Vec::new();
-    for path in files_under(&root.join("grading/held-back"))? {
+    for path in crate::library::files_under(&root.join("grading/held-back"))? {
         let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         lines.extend(
             text.lines()
@@ -172,23 +172,6 @@ fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
     lines.sort();
     lines.dedup();
     Ok(lines)
-}
-
-/// Every file under `dir`.
-fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let mut found = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        for entry in fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))? {
-            let path = entry.map_err(|e| e.to_string())?.path();
-            if path.is_dir() {
-                folders.push(path);
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    Ok(found)
 }
 
 /// A line of a held-back test that the grade in `out` shows the student,

@@ -306,6 +306,16 @@ pub(crate) fn write_edition(root: &Path, into: &Path) -> Result<(), String> {
 
 /// Every `.rs` file under `dir`, sorted.
 fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut found: Vec<PathBuf> = files_under(dir)?
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// Every file under `dir`, in no order.
+pub(crate) fn files_under(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut found = Vec::new();
     let mut folders = vec![dir.to_path_buf()];
     while let Some(folder) = folders.pop() {
@@ -313,12 +323,11 @@ fn rust_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
             let path = entry.map_err(|e| e.to_string())?.path();
             if path.is_dir() {
                 folders.push(path);
-            } else if path.extension().is_some_and(|ext| ext == "rs") {
+            } else {
                 found.push(path);
             }
         }
     }
-    found.sort();
     Ok(found)
 }
 
