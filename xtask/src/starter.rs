@@ -129,15 +129,15 @@ impl Done {
     }
 }
 
-/// Turns one solution file into its starter version. `keep_below` keeps the
-/// reference code of every TODO with a smaller step number, which is how
-/// `check-starter` simulates a student who has finished the earlier steps.
+/// [`cut_done`] with every step below `keep_below` done.
 #[cfg(test)]
 pub fn cut(file: &str, source: &str, keep_below: u32) -> Result<(String, Vec<Todo>), String> {
     cut_done(file, source, &Done::Below(keep_below))
 }
 
-/// [`cut`], keeping the reference code of the steps `done` holds.
+/// Turns one solution file into its starter version, keeping the reference
+/// code of the steps `done` holds: how `check-starter` simulates a student
+/// who has done some steps and not others.
 pub fn cut_done(file: &str, source: &str, done: &Done) -> Result<(String, Vec<Todo>), String> {
     let mut out = String::new();
     let mut todos = Vec::new();
