@@ -134,6 +134,17 @@ fn e1_a_zero_budget_never_calls_the_task_in_any_drawn_state() {
             "TODO(6): {case}: a budget of 0 calls nothing, sleeps not, and leaves the breaker as \
              it was (E1): the generation"
         );
+        // The contrast: with one attempt to spend, the same call is a real
+        // attempt, which the dependency answers or the breaker refuses.
+        let one = Script::new([Ok(1)]);
+        let result = lab.call(1, &one).run().await;
+        assert_ne!(
+            result.ending(),
+            "NoAttempts",
+            "TODO(6): {case}: only a budget of 0 is NoAttempts; a budget of 1 asks the breaker \
+             for its attempt (E1), got {}",
+            shown(&result)
+        );
     });
 }
 

@@ -250,6 +250,12 @@ fn b9_a_probe_report_counts_whichever_way_it_goes() {
             "TODO(2): the probe's {} is current and decides (B5, B9)",
             if success { "success" } else { "failure" }
         );
+        assert_eq!(
+            lab.breaker.state().phase(),
+            if success { Phase::Closed } else { Phase::Open },
+            "TODO(2): the probe's {} decides: a success closes the circuit, a failure reopens it (B5, B9)",
+            if success { "success" } else { "failure" }
+        );
     }
 }
 

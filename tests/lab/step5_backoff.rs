@@ -248,6 +248,7 @@ fn e8_jittered_backoff_holds_for_every_attempt_number_a_u32_holds() {
     for full in [Duration::ZERO, ms(1), Duration::new(7, 3), Duration::MAX] {
         for seed in [0, 1, 7, u64::MAX] {
             let jittered = backoff::jittered_with_seed(backoff::constant(full), seed);
+            let mut longest = Duration::ZERO;
             for attempt in attempt_numbers() {
                 let delay = jittered(attempt);
                 assert!(
@@ -255,7 +256,15 @@ fn e8_jittered_backoff_holds_for_every_attempt_number_a_u32_holds() {
                     "TODO(5): full jitter of {full:?} (seed {seed}) after attempt {attempt} must \
                      lie in [0, d], without overflowing, got {delay:?} (E8)"
                 );
+                longest = longest.max(delay);
             }
+            // Drawn from [0, d] for thousands of attempt numbers, a share
+            // of a nonzero d is not 0 every time.
+            assert!(
+                full.is_zero() || !longest.is_zero(),
+                "TODO(5): full jitter of {full:?} (seed {seed}) was 0 for every attempt number: \
+                 each delay is a random share of d, drawn from the seed and the attempt (E8)"
+            );
         }
     }
 }

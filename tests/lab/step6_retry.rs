@@ -38,6 +38,15 @@ fn e1_an_attempt_budget_of_zero_is_an_error_and_never_calls_the_task() {
             State::Closed { failures: 0 },
             "TODO(6): the breaker must now be `State::Closed {{failures: 0}}`"
         );
+        // The contrast: only 0 is no budget; 1 is one real attempt.
+        let one = Script::new([Ok(4)]);
+        let result = lab.call(1, &one).run().await;
+        assert_eq!(
+            result.ok(),
+            Some(4),
+            "TODO(6): a budget of 1 makes its one attempt and returns its value (E1)"
+        );
+        one.assert_calls(1, "TODO(6)");
     });
 }
 
@@ -347,6 +356,8 @@ fn e8_huge_backoffs_saturate_instead_of_panicking() {
     });
 }
 
+/// A control: a loop with no hidden state or randomness passes it whatever
+/// else it does; it catches one that has them.
 #[test]
 fn e9_the_same_inputs_give_the_same_behaviour() {
     fn scenario() -> (Result<u32, String>, Vec<Duration>, State) {

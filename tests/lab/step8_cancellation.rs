@@ -603,6 +603,15 @@ fn e2_a_cancelled_policy_makes_no_attempt() {
             0,
             "TODO(8): the policy's task is not called (E2)"
         );
+        // The contrast: the same policy with a token nobody cancelled calls.
+        let policy =
+            retry_breaker::RetryPolicy::constant(ms(10)).cancel_on(CancellationToken::new());
+        let result = policy.run(&lab.breaker, &lab.sleeper, script.task()).await;
+        assert_eq!(
+            result.ending(),
+            "Ok",
+            "TODO(8): only a cancelled token stops the policy's calls (E2); got {result:?}"
+        );
     });
 }
 

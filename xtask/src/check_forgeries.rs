@@ -10,7 +10,12 @@
 //! - `Unchecked: forged`, `Unchecked: did not build` or `Unchecked: 0`:
 //!   graded again with the source check skipped, the next layer still holds
 //!   (the sealed run names a forged verdict; the outside `forbid(unsafe_code)`
-//!   stops the build; or simply nothing is earned).
+//!   stops the build; or simply nothing is earned);
+//! - `Expect: no work`: a crate that implements no rule (each `todo!()`
+//!   filled with the cheapest value that does not panic) passes no test
+//!   that earns points, in any step, whatever its weight: a test such a
+//!   crate passes proves nothing done, so it must be a control (`/// A
+//!   control:`) or ask for its rule's positive side too.
 //!
 //! Every forgery must score 0 and be named, in the summary and in
 //! results.json. Then the regrade checks: a crate with every step done,
@@ -59,6 +64,13 @@ enum Edit {
     /// Make the file a symbolic link to a file of the grading machine, given
     /// from the kit's root (a held-back test, say).
     Link(String, String),
+    /// Replace the first `todo!(...)` after the first line of the file
+    /// containing `needle` with the text: a TODO answered without work.
+    Fill {
+        file: String,
+        needle: String,
+        text: String,
+    },
 }
 
 /// One forgery of the gallery.
@@ -69,6 +81,8 @@ struct Forgery {
     refused: Vec<String>,
     ignored: Vec<String>,
     unchecked: Option<String>,
+    /// `Expect: no work`: the crate implements no rule.
+    no_work: bool,
     edits: Vec<Edit>,
 }
 
@@ -176,8 +190,21 @@ fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
 
 /// A line of a held-back test that the grade in `out` shows the student,
 /// whatever the forgery aimed at.
+///
+/// The held-back tests' own entries are left out: they are shown only when
+/// the instructor publishes them (`held_back_visibility`), and their
+/// messages are written to be read then (a drawn case's description may
+/// name a value the test declares). Everything else a student sees before
+/// that, the summary, the compiler's errors and the public steps' entries,
+/// must hold none.
 fn leaked(out: &Path, secrets: &[String]) -> Result<Vec<String>, String> {
     let results = fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?;
+    // One entry a line, as `report::gradescope` writes them.
+    let results: String = results
+        .lines()
+        .filter(|line| !line.contains("(held-back tests)\", \"score\""))
+        .collect::<Vec<_>>()
+        .join("\n");
     // results.json escapes quotes and backslashes; compare like with like.
     let shown = results.replace("\\\"", "\"").replace("\\\\", "\\");
     Ok(secrets
@@ -200,6 +227,24 @@ fn judge(
     let mut problems = Vec::new();
     if graded.score() != 0.0 {
         problems.push(format!("scored {} instead of 0", graded.score()));
+    }
+    if forgery.no_work {
+        if let Some(error) = &graded.build_error {
+            problems.push(format!("a crate that does no work must build: {error}"));
+        }
+        problems.extend(
+            graded
+                .steps
+                .iter()
+                .flat_map(|step| step.scored())
+                .filter(|test| test.passed)
+                .map(|test| {
+                    format!(
+                        "{} passes on a crate that implements no rule: make it a control (`/// A control: why`) or have it ask for its rule's positive side too",
+                        test.name
+                    )
+                }),
+        );
     }
     let mut named = |seen: bool, what: String| {
         if !seen {
@@ -256,7 +301,7 @@ fn lay_out(root: &Path, student: &Path, forgery: &Forgery) -> Result<(), String>
     for edit in &forgery.edits {
         let (file, text) = match edit {
             Edit::Append(file, text) | Edit::Write(file, text) => (file, text),
-            Edit::After { file, .. } => (file, &String::new()),
+            Edit::After { file, .. } | Edit::Fill { file, .. } => (file, &String::new()),
             Edit::Link(file, target) => {
                 link(&student.join(file), &root.join(target))?;
                 continue;
@@ -277,12 +322,39 @@ fn lay_out(root: &Path, student: &Path, forgery: &Forgery) -> Result<(), String>
                 let end = at + old[at..].find('\n').map_or(old.len() - at, |n| n + 1);
                 format!("{}{text}{}", &old[..end], &old[end..])
             }
+            Edit::Fill { needle, text, .. } => {
+                fill(&old, needle, text.trim()).ok_or_else(|| {
+                    format!(
+                        "{}: no `todo!(...)` after `{needle}` in {file}; update the forgery",
+                        forgery.name
+                    )
+                })?
+            }
         };
         fs::create_dir_all(path.parent().expect("a file has a folder"))
             .map_err(|e| e.to_string())?;
         fs::write(&path, new).map_err(|e| format!("{file}: {e}"))?;
     }
     Ok(())
+}
+
+/// `old` with the first `todo!(...)` after `needle` replaced by `text`.
+fn fill(old: &str, needle: &str, text: &str) -> Option<String> {
+    let from = old.find(needle)?;
+    let start = from + old[from..].find("todo!(")?;
+    let mut depth = 0usize;
+    for (offset, c) in old[start..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 1 => {
+                let end = start + offset + 1;
+                return Some(format!("{}{text}{}", &old[..start], &old[end..]));
+            }
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Makes `file` a symbolic link to `target`, where links exist.
@@ -457,8 +529,8 @@ fn read_gallery(dir: &Path) -> Result<Vec<Forgery>, String> {
 }
 
 /// A forgery file: `Key: value` header lines, then edits, each opened by a
-/// line `==> append FILE`, `==> write FILE`, `==> after "NEEDLE" in FILE`
-/// or `==> link FILE to TARGET`.
+/// line `==> append FILE`, `==> write FILE`, `==> after "NEEDLE" in FILE`,
+/// `==> fill "NEEDLE" in FILE` or `==> link FILE to TARGET`.
 fn parse(name: &str, text: &str) -> Result<Forgery, String> {
     let mut forgery = Forgery {
         name: name.to_owned(),
@@ -486,6 +558,7 @@ fn parse(name: &str, text: &str) -> Result<Forgery, String> {
                 "Expect-refused" => forgery.refused.push(value),
                 "Expect-ignored" => forgery.ignored.push(value),
                 "Unchecked" => forgery.unchecked = Some(value),
+                "Expect" if value == "no work" => forgery.no_work = true,
                 _ => return Err(format!("{name}: unknown header `{key}`")),
             }
         }
@@ -496,9 +569,9 @@ fn parse(name: &str, text: &str) -> Result<Forgery, String> {
             "{name}: a forgery needs a `Forgery:` line and at least one edit"
         ));
     }
-    if forgery.refused.is_empty() && forgery.ignored.is_empty() {
+    if forgery.refused.is_empty() && forgery.ignored.is_empty() && !forgery.no_work {
         return Err(format!(
-            "{name}: say what the grader must answer (Expect-refused or Expect-ignored)"
+            "{name}: say what the grader must answer (Expect-refused, Expect-ignored or Expect: no work)"
         ));
     }
     Ok(forgery)
@@ -526,8 +599,17 @@ fn edit_of(name: &str, opening: &str, text: String) -> Result<Edit, String> {
             });
         }
     }
+    if let Some(rest) = opening.strip_prefix("fill \"") {
+        if let Some((needle, file)) = rest.split_once("\" in ") {
+            return Ok(Edit::Fill {
+                file: file.trim().to_owned(),
+                needle: needle.to_owned(),
+                text,
+            });
+        }
+    }
     Err(format!(
-        "{name}: `==> {opening}`: expected append FILE, write FILE, after \"NEEDLE\" in FILE or link FILE to TARGET"
+        "{name}: `==> {opening}`: expected append FILE, write FILE, after \"NEEDLE\" in FILE, fill \"NEEDLE\" in FILE or link FILE to TARGET"
     ))
 }
 
@@ -554,7 +636,32 @@ mod tests {
             ]
         );
         assert!(parse("x", "Forgery: nothing expected\n==> append a\nb\n").is_err());
+        let no_work = parse(
+            "x",
+            "Forgery: no work\nExpect: no work\n==> fill \"fn f(\" in a.rs\n    0\n",
+        )
+        .unwrap();
+        assert!(no_work.no_work);
+        assert_eq!(
+            no_work.edits,
+            [Edit::Fill {
+                file: "a.rs".into(),
+                needle: "fn f(".into(),
+                text: "    0\n".into()
+            }]
+        );
         assert!(parse("x", "Forgery: bad edit\nExpect-refused: io\n==> move a\n").is_err());
+    }
+
+    #[test]
+    fn a_fill_replaces_the_first_todo_after_its_needle_parentheses_and_all() {
+        let old = "fn e() { todo!() }\nfn f() -> u32 {\n    todo!(\"a (nested) note\")\n}\n";
+        assert_eq!(
+            fill(old, "fn f(", "0").as_deref(),
+            Some("fn e() { todo!() }\nfn f() -> u32 {\n    0\n}\n")
+        );
+        assert_eq!(fill(old, "fn g(", "0"), None);
+        assert_eq!(fill("fn f() { todo!(\"open\" }", "fn f(", "0"), None);
     }
 
     #[test]

@@ -117,6 +117,23 @@ fn check(&(threshold, cooldown, limit, ref ops): &(u32, u64, u32, Vec<Op>)) -> R
 
 #[test]
 fn h1_to_h3_a_bulkhead_s_refusals_leave_the_circuit_as_if_nobody_had_asked() {
+    // The exploration means something only if the bulkhead refuses at its
+    // limit while the circuit admits: one slot, taken, then full.
+    let breaker = RetryBreaker::builder()
+        .threshold(3)
+        .cooldown(Duration::from_millis(10))
+        .max_in_flight(1)
+        .build(ManualClock::new())
+        .expect("valid settings");
+    let held = breaker
+        .try_acquire()
+        .expect("H1: a closed circuit with a free slot admits (TODO(17))");
+    assert_eq!(
+        breaker.try_acquire().err(),
+        Some(Rejected::Full { limit: 1 }),
+        "H1: with its one slot held, the bulkhead refuses the next attempt as full (TODO(17))"
+    );
+    drop(held);
     crate::step10_explore::explore(
         "a breaker with a bulkhead did not answer",
         (1_u32..4, 0_u64..3, 1_u32..4, ops()),

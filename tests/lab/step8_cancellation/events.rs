@@ -22,5 +22,16 @@ fn o1_e2_a_call_cancelled_before_it_starts_is_told_as_cancelled_with_no_attempt(
             "TODO(8): a call cancelled before its first attempt asks for none and is told as \
              cancelled after 0 attempts (O1, E2)"
         );
+        // The contrast: a token nobody cancelled lets the call make its attempt.
+        let result = lab
+            .call(3, &script)
+            .cancel(&CancellationToken::new())
+            .run()
+            .await;
+        assert_eq!(
+            result.ok(),
+            Some(1),
+            "TODO(8): only a cancelled token ends a call before its first attempt (E2)"
+        );
     });
 }
