@@ -450,21 +450,36 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
     }
     let mut verdicts = Vec::new();
     if grade.refused.is_empty() {
-        let workspace = prepare(&root, &sources, &held_back)?;
+        let (workspace, aliases) = prepare(&root, &sources, &held_back)?;
         match sealed::build(&workspace, &options.target, deadline) {
             Ok(binary) => {
                 // A race's verdict on a wrong crate can change from run to
                 // run; a grade must not, so it never runs one.
                 let (raced, names): (Vec<String>, Vec<String>) = sealed::list(&binary, &workspace)?
-                    .into_iter()
+                    .iter()
+                    .map(|listed| aliases.real(listed))
                     .partition(|name| races.contains_key(name));
                 grade.races = raced;
                 let env = options.seed.env();
                 let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
-                let run = sealed::run(&binary, &workspace, &names, &env, options.limits, deadline);
+                // Run under the workspace's names, reported under the real.
+                let run_as: Vec<String> = names.iter().map(|name| aliases.opaque(name)).collect();
+                let run = sealed::run(&binary, &workspace, &run_as, &env, options.limits, deadline);
+                let results: suite::Results = run
+                    .results
+                    .into_iter()
+                    .map(|(name, mut outcome)| {
+                        outcome.output = aliases.restore(&outcome.output);
+                        (aliases.real(&name), outcome)
+                    })
+                    .collect();
                 let held: Vec<&str> = held_back.iter().map(|m| m.module.as_str()).collect();
-                verdicts = self::verdicts(&names, &run.results, &controls, &held);
-                grade.forgeries = run.forgeries;
+                verdicts = self::verdicts(&names, &results, &controls, &held);
+                grade.forgeries = run
+                    .forgeries
+                    .into_iter()
+                    .map(|(name, forgery)| (aliases.real(&name), aliases.restore(&forgery)))
+                    .collect();
                 if weights.tuning > 0.0 {
                     let repository = options.student.as_deref().unwrap_or(&root);
                     let tuning = tune(&workspace, repository, options, weights.tuning, deadline)?;
@@ -631,12 +646,17 @@ impl Drop for GradingLock {
 }
 
 /// A fresh scratch copy of the suite with the graded sources `src` as its
-/// `starter/src` and the held-back tests in it.
+/// `starter/src` and the held-back tests in it, under the names
+/// [`held_back::install`] gives them.
 ///
 /// It is laid out afresh in `target/grading/staging`, then synced into
 /// `target/grading/workspace`, where only what changed since the last grade
 /// is written ([`sync_tree`]): a regrade of the same crate builds nothing.
-fn prepare(root: &Path, src: &Path, held_back: &[HeldBack]) -> Result<PathBuf, String> {
+fn prepare(
+    root: &Path,
+    src: &Path,
+    held_back: &[HeldBack],
+) -> Result<(PathBuf, held_back::Aliases), String> {
     let workspace = root.join("target/grading/staging");
     if workspace.exists() {
         fs::remove_dir_all(&workspace).map_err(|e| e.to_string())?;
@@ -655,10 +675,11 @@ fn prepare(root: &Path, src: &Path, held_back: &[HeldBack]) -> Result<PathBuf, S
         text + "\n[lints.rust]\nunsafe_code = \"forbid\"\n",
     )
     .map_err(|e| e.to_string())?;
-    held_back::install(held_back, &workspace)?;
+    let key = held_back::key(&root.join("target/grading"))?;
+    let aliases = held_back::install(held_back, &workspace, key)?;
     let lasting = root.join("target/grading/workspace");
     sync_tree(&workspace, &lasting)?;
-    Ok(lasting)
+    Ok((lasting, aliases))
 }
 
 /// Every listed test's verdict; one the run never reported (the suite

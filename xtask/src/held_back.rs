@@ -3,7 +3,8 @@
 //!
 //! Each file in `grading/held-back/` is one test module named for its step,
 //! `stepN_anything.rs`, so its tests are scored with step N. Grading copies
-//! the files into the scratch copy of the suite and declares them in
+//! the files into the scratch copy of the suite, under names that tell the
+//! code under test nothing ([`install`]), and declares them in
 //! `tests/lab/main.rs` there; the suite itself is never changed.
 
 use std::fs;
@@ -53,22 +54,170 @@ pub fn read(dir: &Path, steps: &[(u32, String)]) -> Result<Vec<HeldBack>, String
     Ok(found)
 }
 
-/// Adds the held-back modules to the suite in `workspace` (a scratch copy).
-pub fn install(held_back: &[HeldBack], workspace: &Path) -> Result<(), String> {
+/// Adds the held-back modules to the suite in `workspace` (a scratch copy),
+/// under names drawn from `key`, and returns how to read those names back.
+///
+/// A test's name reaches the code it runs: libtest names the test's thread
+/// after it, and `Location::caller`, a backtrace or a closure's type name
+/// show its module, file and line. So in the workspace every held-back
+/// module and test has a name that says nothing (`hb_…::t_…`), and every
+/// file starts with a number of blank lines drawn from `key` too: the
+/// student's code can learn neither which held-back test is running nor
+/// where it stands. `key` is the grading machine's own ([`key`]); reports
+/// carry the real names ([`Aliases::restore`]).
+pub fn install(held_back: &[HeldBack], workspace: &Path, key: u64) -> Result<Aliases, String> {
+    let mut aliases = Aliases::default();
     if held_back.is_empty() {
-        return Ok(());
+        return Ok(aliases);
     }
     let lab = workspace.join("tests/lab");
     fs::create_dir_all(lab.join("held_back")).map_err(|e| e.to_string())?;
     let main = lab.join("main.rs");
     let mut declarations = fs::read_to_string(&main).map_err(|e| e.to_string())?;
     declarations.push_str("\n// Held-back grading tests, added by `cargo xtask grade`.\n");
-    for module in held_back {
-        let file = format!("held_back/{}.rs", module.module);
-        fs::write(lab.join(&file), &module.text).map_err(|e| e.to_string())?;
-        declarations.push_str(&format!("#[path = {file:?}]\nmod {};\n", module.module));
+    let modules: Vec<(&HeldBack, String)> = held_back
+        .iter()
+        .map(|module| (module, format!("hb_{:016x}", mix(key, &module.module))))
+        .collect();
+    for (module, alias) in &modules {
+        let mut text = module.text.clone();
+        // Modules name each other (`crate::step1_seeded::Draw`).
+        for (other, other_alias) in &modules {
+            text = text.replace(
+                &format!("crate::{}::", other.module),
+                &format!("crate::{other_alias}::"),
+            );
+        }
+        let (mut text, tests) = rename_tests(&text, key, &module.module);
+        for (real, opaque) in tests {
+            // A test that runs another in a child process names it.
+            text = text.replace(
+                &format!("\"{}::{real}\"", module.module),
+                &format!("\"{alias}::{opaque}\""),
+            );
+            aliases.insert(
+                format!("{alias}::{opaque}"),
+                format!("{}::{real}", module.module),
+            );
+        }
+        aliases.modules.push((alias.clone(), module.module.clone()));
+        let padding = "\n".repeat((mix(key, &format!("{}#lines", module.module)) % 4096) as usize);
+        let file = format!("held_back/{alias}.rs");
+        fs::write(lab.join(&file), padding + &text).map_err(|e| e.to_string())?;
+        declarations.push_str(&format!("#[path = {file:?}]\nmod {alias};\n"));
     }
-    fs::write(&main, declarations).map_err(|e| e.to_string())
+    fs::write(&main, declarations).map_err(|e| e.to_string())?;
+    Ok(aliases)
+}
+
+/// The held-back tests' names in a workspace, and the real ones.
+#[derive(Debug, Default, Clone)]
+pub struct Aliases {
+    /// Full opaque test name to full real one.
+    tests: std::collections::BTreeMap<String, String>,
+    /// Opaque module name to real one, for what a test prints.
+    modules: Vec<(String, String)>,
+}
+
+impl Aliases {
+    fn insert(&mut self, opaque: String, real: String) {
+        self.tests.insert(opaque, real);
+    }
+
+    /// A listed test's real name (a test of the public suite keeps its own).
+    pub fn real(&self, listed: &str) -> String {
+        self.tests
+            .get(listed)
+            .cloned()
+            .unwrap_or_else(|| listed.to_owned())
+    }
+
+    /// The name to run a test by in the workspace.
+    pub fn opaque(&self, real: &str) -> String {
+        self.tests
+            .iter()
+            .find(|(_, name)| name.as_str() == real)
+            .map_or_else(|| real.to_owned(), |(opaque, _)| opaque.clone())
+    }
+
+    /// `text` (a test's output) with every opaque name read back.
+    pub fn restore(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for (opaque, real) in &self.tests {
+            text = text.replace(opaque.as_str(), real);
+        }
+        for (opaque, real) in &self.modules {
+            text = text.replace(opaque.as_str(), real);
+        }
+        text
+    }
+}
+
+/// Renames every `#[test]` function of `text` after `key`, and returns the
+/// text with the (real, opaque) names.
+fn rename_tests(text: &str, key: u64, module: &str) -> (String, Vec<(String, String)>) {
+    let mut out = String::with_capacity(text.len());
+    let mut renamed = Vec::new();
+    let mut in_test = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[test]") {
+            in_test = true;
+        } else if in_test {
+            if let Some(rest) = trimmed.strip_prefix("fn ") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let opaque = format!("t_{:016x}", mix(key, &format!("{module}::{name}")));
+                out.push_str(&line.replacen(&format!("fn {name}"), &format!("fn {opaque}"), 1));
+                renamed.push((name, opaque));
+                in_test = false;
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    (out, renamed)
+}
+
+/// The grading machine's key for [`install`]'s names, kept in `dir` (the
+/// kit's `target/grading`, which the graded code cannot read: the source
+/// check refuses the file system) and drawn at random the first time, so
+/// that regrades on one machine reuse one build.
+pub fn key(dir: &Path) -> Result<u64, String> {
+    let file = dir.join("held-back-key");
+    if let Some(key) = fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| u64::from_str_radix(text.trim(), 16).ok())
+    {
+        return Ok(key);
+    }
+    use std::hash::{BuildHasher, Hasher};
+    // The standard library seeds each `RandomState` from the system's
+    // random source.
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos()),
+    );
+    let key = hasher.finish();
+    fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    fs::write(&file, format!("{key:016x}\n")).map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok(key)
+}
+
+/// A well-mixed 64-bit digest of `key` and `name` (FNV-1a, then
+/// SplitMix64's finalizer): stable across builds, unlike `DefaultHasher`.
+fn mix(key: u64, name: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325_u64 ^ key;
+    for byte in name.bytes() {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    }
+    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    hash ^ (hash >> 31)
 }
 
 /// The step of a module named `stepN_anything`.
@@ -93,5 +242,74 @@ mod tests {
         assert_eq!(module_step("stepx_held_back"), None);
         assert_eq!(module_step("step3_Held-Back"), None);
         assert_eq!(module_step("extra"), None);
+    }
+
+    #[test]
+    fn installed_tests_carry_names_and_lines_that_say_nothing_and_read_back() {
+        let workspace =
+            std::env::temp_dir().join(format!("held-back-install-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&workspace);
+        fs::create_dir_all(workspace.join("tests/lab")).unwrap();
+        fs::write(workspace.join("tests/lab/main.rs"), "mod support;\n").unwrap();
+        let modules = [
+            HeldBack {
+                module: "step1_seeded".into(),
+                text: "pub struct Draw;\n".into(),
+            },
+            HeldBack {
+                module: "step3_held_back".into(),
+                text: "//! Doc.\nuse crate::step1_seeded::Draw;\n\n/// Why.\n#[test]\n#[should_panic]\nfn b6_secret_case() {\n    let _ = Draw;\n}\n\n#[test]\nfn b11_in_a_child() {\n    run_child(\"step3_held_back::child\");\n}\n\n#[test]\n#[ignore = \"run by b11_in_a_child\"]\nfn child() {}\n".into(),
+            },
+        ];
+        let aliases = install(&modules, &workspace, 7).unwrap();
+        let main = fs::read_to_string(workspace.join("tests/lab/main.rs")).unwrap();
+        assert!(
+            !main.contains("step3") && !main.contains("seeded"),
+            "{main}"
+        );
+        let opaque = aliases.opaque("step3_held_back::b6_secret_case");
+        assert!(
+            opaque.starts_with("hb_") && opaque.contains("::t_"),
+            "{opaque}"
+        );
+        assert_eq!(aliases.real(&opaque), "step3_held_back::b6_secret_case");
+        assert_eq!(
+            aliases.real("step3_generations::b6_x"),
+            "step3_generations::b6_x"
+        );
+        let module = opaque.split("::").next().unwrap();
+        let file =
+            fs::read_to_string(workspace.join(format!("tests/lab/held_back/{module}.rs"))).unwrap();
+        assert!(
+            !file.contains("secret") && !file.contains("step1_seeded"),
+            "{file}"
+        );
+        assert!(file.contains("#[should_panic]\nfn t_"), "{file}");
+        let child = aliases.opaque("step3_held_back::child");
+        assert!(file.contains(&format!("run_child(\"{child}\")")), "{file}");
+        assert_eq!(
+            aliases.restore(&format!(
+                "thread '{opaque}' panicked at tests/lab/held_back/{module}.rs:9:5"
+            )),
+            "thread 'step3_held_back::b6_secret_case' panicked at tests/lab/held_back/step3_held_back.rs:9:5"
+        );
+        // Another machine's key: other names, other lines.
+        let again = workspace.join("again");
+        fs::create_dir_all(again.join("tests/lab")).unwrap();
+        fs::write(again.join("tests/lab/main.rs"), "").unwrap();
+        let other = install(&modules, &again, 8).unwrap();
+        assert_ne!(other.opaque("step3_held_back::b6_secret_case"), opaque);
+        fs::remove_dir_all(&workspace).unwrap();
+    }
+
+    #[test]
+    fn the_key_is_drawn_once_and_kept() {
+        let dir = std::env::temp_dir().join(format!("held-back-key-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let first = key(&dir).unwrap();
+        assert_eq!(key(&dir).unwrap(), first);
+        fs::remove_dir_all(&dir).unwrap();
+        assert_ne!(key(&dir).unwrap(), first, "a new machine draws a new key");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
