@@ -98,9 +98,7 @@ mod shortcut;
 mod sleeper;
 mod slots;
 mod state;
-// BEGIN SOLUTION ONLY: the fast path's primitives, swapped for loom's under `--cfg loom`
 mod sync;
-// END SOLUTION ONLY
 // BEGIN SOLUTION ONLY: production adapters for the event stream, off by default
 #[cfg(any(feature = "tracing", feature = "metrics"))]
 pub mod telemetry;

@@ -7,7 +7,9 @@
 //! This one bounds how many admitted attempts may be out at once (H1); a
 //! refusal for want of room changes nothing in the circuit (H2).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+// The suite's scheduler can switch threads at each operation of this
+// counter (see `sync.rs`), so use it for every step of `try_hold`.
+use crate::sync::{AtomicU32, Ordering};
 
 /// How many attempts may be in flight at once, and how many are.
 #[derive(Debug)]

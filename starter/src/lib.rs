@@ -97,6 +97,7 @@ mod send_sleeper;
 mod sleeper;
 mod slots;
 mod state;
+mod sync;
 mod time_source;
 #[cfg(feature = "tokio")]
 pub mod timeout;

@@ -55,6 +55,50 @@ fn h1_h4_the_probe_holds_a_slot_and_the_circuit_answers_before_the_bulkhead() {
     );
 }
 
+/// Two callers ask a bulkhead of one for its slot, in every order the
+/// suite's scheduler can make of the bulkhead's counter operations
+/// (`lab_schedule::explore`): switching between checking for room and
+/// taking the slot is one of them, so a check-then-act is caught on every
+/// run, with one verdict, which a grade can count.
+#[test]
+fn h1_two_callers_asking_for_the_last_slot_in_every_order_never_both_get_it() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let schedules = lab_schedule::explore(
+        2,
+        || (with_room_for(1, 1_000_000, ms(10)), AtomicU32::new(0)),
+        |(breaker, admitted), _caller| {
+            if let Ok(permit) = breaker.try_acquire() {
+                admitted.fetch_add(1, Ordering::SeqCst);
+                // Held to the end: no report runs while the other caller
+                // may still ask.
+                std::mem::forget(permit);
+            }
+        },
+        |(breaker, admitted)| {
+            assert_eq!(
+                admitted.load(Ordering::SeqCst),
+                1,
+                "TODO(17): two callers asked a bulkhead of 1 for its slot and {} got it: one \
+                 must, and never both, whatever order their steps run in; checking for room \
+                 and taking the slot must be one atomic step (`fetch_update`, or a \
+                 compare-and-swap loop) (H1)",
+                admitted.load(Ordering::SeqCst)
+            );
+            assert_eq!(
+                breaker.in_flight(),
+                1,
+                "TODO(17): one permit holds the bulkhead's one slot (H1)"
+            );
+        },
+    );
+    assert!(
+        schedules > 2,
+        "TODO(17): `try_hold` must count with the bulkhead's own counter \
+         (`in_flight`, a `crate::sync::AtomicU32`), whose operations the suite's scheduler \
+         can switch callers at; it saw none (H1)"
+    );
+}
+
 /// A race: real threads take the last slot at once; a bulkhead that reads
 /// the count and then adds to it, in two steps, lets two of them in only
 /// when they meet between its two steps. Not graded: on a wrong crate its

@@ -121,6 +121,8 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     // What each advanced step needs first, which `just progress` says.
     put("steps.toml", &file("steps.toml")?)?;
     copy_tracked(&root, "starter", &dir.join("starter"))?;
+    // The scheduler step 17's tests run callers under.
+    copy_tracked(&root, "schedule", &dir.join("schedule"))?;
     // The untouched starter's fingerprints, since the student's own starter
     // is what `just predict` then compares with them.
     put(

@@ -67,6 +67,45 @@ const REWRITES: &[(&str, &str, Option<&str>)] = &[
         "    // The arithmetic's claims (SplitMix64, the scaling by the draw, two",
         None,
     ),
+    // The suite's scheduler, which a library's users never build with.
+    (
+        "src/sync.rs",
+        "//! The bulkhead's counter is the standard `AtomicU32`, or, when the lab's",
+        None,
+    ),
+    (
+        "src/sync.rs",
+        "//! suite builds the crate (the `schedule` feature), lab-schedule's: the same",
+        None,
+    ),
+    (
+        "src/sync.rs",
+        "//! operations, at each of which the suite's scheduler may switch threads,",
+        None,
+    ),
+    (
+        "src/sync.rs",
+        "//! so step 17's tests try every order of two callers and judge a race the",
+        None,
+    ),
+    ("src/sync.rs", "//! same on every run.", None),
+    ("src/sync.rs", "#[cfg(feature = \"schedule\")]", None),
+    (
+        "src/sync.rs",
+        "pub(crate) use lab_schedule::AtomicU32;",
+        None,
+    ),
+    ("src/sync.rs", "#[cfg(not(feature = \"schedule\"))]", None),
+    (
+        "src/bulkhead.rs",
+        "// The suite's scheduler can switch threads at each operation of this",
+        None,
+    ),
+    (
+        "src/bulkhead.rs",
+        "// counter (see `sync.rs`), so use it for every step of `try_hold`.",
+        None,
+    ),
     (
         "src/backoff.rs",
         "    // default policies telling apart) are the shared suite's, in step 5,",
@@ -433,7 +472,12 @@ fn manifest(root: &Path) -> Result<String, String> {
             }
             continue;
         }
-        if in_package || line.trim_start().starts_with('#') || line.trim().is_empty() {
+        // The suite's scheduler is the lab's, never a library user's.
+        if in_package
+            || line.trim_start().starts_with('#')
+            || line.trim().is_empty()
+            || line.contains("lab-schedule")
+        {
             continue;
         }
         out.push_str(&inherit(line, inherited)?);

@@ -5,7 +5,7 @@ use std::path::Path;
 
 /// The workspace members the suite needs; the scratch copy leaves out the
 /// rest (the demo, the benchmarks), which the suite never builds.
-const SUITE_MEMBERS: &[&str] = &[".", "solution", "starter", "xtask"];
+const SUITE_MEMBERS: &[&str] = &[".", "solution", "starter", "schedule", "xtask"];
 
 /// Copies what the suite needs of the workspace to `to`.
 pub(crate) fn copy_suite_workspace(from: &Path, to: &Path) -> Result<(), String> {
