@@ -80,6 +80,7 @@ mod clock;
 mod cooldown;
 // END SOLUTION ONLY
 mod deadline;
+mod describe;
 mod error;
 mod event;
 mod execute;

@@ -328,7 +328,7 @@ impl<E> RetryPolicy<E> {
         // backs off needs one, so it is drawn at the first backoff. Atomic
         // only so that the call's future stays `Send` (one call backs off
         // once at a time), and 0 stands for "not drawn yet": a `OnceLock`
-        // here cost every call 23 instructions, backing off or not.
+        // here cost every call instructions of its own, backing off or not.
         let fresh = AtomicU64::new(0);
         let jitter = self.jitter;
         let backoff = |attempt| {

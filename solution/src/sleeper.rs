@@ -97,6 +97,17 @@ pub struct ManualSleeper {
     delays: Arc<Mutex<Vec<Duration>>>,
 }
 
+// Here, beside the sleeper, so that the clock needs nothing of sleeping.
+impl ManualClock {
+    /// A sleeper whose every sleep moves this clock (and its clones)
+    /// forward: the only sleeper that a breaker on this clock should be
+    /// handed.
+    #[must_use]
+    pub fn sleeper(&self) -> ManualSleeper {
+        ManualSleeper::new(self.clone())
+    }
+}
+
 impl ManualSleeper {
     /// A sleeper that moves `clock` forward; the same as
     /// [`clock.sleeper()`](ManualClock::sleeper).

@@ -10,7 +10,6 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::sleeper::ManualSleeper;
 use crate::time_source::TimeSource;
 
 /// A monotonic source of time.
@@ -191,14 +190,6 @@ impl ManualClock {
     pub fn advance(&self, by: Duration) {
         let mut now = self.now.lock().unwrap_or_else(PoisonError::into_inner);
         *now = now.saturating_add(by);
-    }
-
-    /// A sleeper whose every sleep moves this clock (and its clones)
-    /// forward: the only sleeper that a breaker on this clock should be
-    /// handed.
-    #[must_use]
-    pub fn sleeper(&self) -> ManualSleeper {
-        ManualSleeper::new(self.clone())
     }
 }
 

@@ -82,6 +82,7 @@ mod bulkhead;
 mod circuit;
 mod clock;
 mod deadline;
+mod describe;
 mod error;
 mod event;
 mod execute;
