@@ -154,6 +154,9 @@ fn grade(
             target: target.to_path_buf(),
             seed: Seed::new(id.map(str::to_owned), None, None),
             limits: crate::sealed::Limits::from_env()?,
+            // Every step, whatever its weight: a forgery must earn nothing
+            // anywhere, and a regrade give the same bytes everywhere.
+            all_steps: true,
         },
         check_sources,
     )?;

@@ -99,6 +99,9 @@ pub struct Grade {
     pub reveal_predictions: bool,
     /// The suite's races ([`crate::lab::races`]), which a grade never runs.
     pub races: Vec<String>,
+    /// The tests worth 0 points, which this grade did not run
+    /// (`run_unscored` in `weights.toml`, or `--all-steps`, runs them).
+    pub unscored: Vec<String>,
 }
 
 /// The tuning task (`just tune`), graded: the settings in the student's
@@ -247,9 +250,12 @@ pub struct Options {
     pub seed: Seed,
     /// How long a test and the whole grade may take.
     pub limits: sealed::Limits,
+    /// Run the tests worth 0 points too, whatever `weights.toml` says
+    /// (`--all-steps`).
+    pub all_steps: bool,
 }
 
-const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT] [--student ID | --metadata submission_metadata.json]";
+const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT] [--student ID | --metadata submission_metadata.json] [--all-steps]";
 
 /// The student id in Gradescope's `submission_metadata.json`: the first
 /// `"id"` of its `users` list. Read by hand, as the tools need no JSON crate.
@@ -272,6 +278,7 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
     let root = root();
     let mut student = None;
     let mut out = None;
+    let mut all_steps = false;
     let mut id = std::env::var("LAB_STUDENT")
         .ok()
         .filter(|id| !id.is_empty());
@@ -279,6 +286,7 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--out" => out = Some(PathBuf::from(args.next().ok_or(USAGE)?)),
+            "--all-steps" => all_steps = true,
             "--student" => id = Some(args.next().ok_or(USAGE)?.clone()),
             "--metadata" => {
                 let file = args.next().ok_or(USAGE)?;
@@ -307,6 +315,7 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
             .unwrap_or_else(|| root.join("target/grading/target")),
         seed: Seed::new(id, number_in("LAB_SEED")?, number_in("LAB_CASES")?),
         limits: sealed::Limits::from_env()?,
+        all_steps,
     };
     if let Some(dir) = &options.student {
         if fs::canonicalize(dir).ok() == fs::canonicalize(root.join("solution")).ok() {
@@ -416,6 +425,7 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         tuning: None,
         reveal_predictions: false,
         races: Vec::new(),
+        unscored: Vec::new(),
     };
     let submission = match options.student.as_deref() {
         Some(dir) => Some(submission::read(dir, &root)?),
@@ -460,6 +470,18 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
                     .map(|listed| aliases.real(listed))
                     .partition(|name| races.contains_key(name));
                 grade.races = raced;
+                // A test worth 0 points changes no grade: it is skipped
+                // unless the instructor asks for it.
+                let (names, unscored): (Vec<String>, Vec<String>) =
+                    names.into_iter().partition(|name| {
+                        options.all_steps
+                            || weights.run_unscored
+                            || match suite::step_of(name) {
+                                Some(step) => weights.steps[&step] > 0.0,
+                                None => weights.provided > 0.0,
+                            }
+                    });
+                grade.unscored = unscored;
                 let env = options.seed.env();
                 let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
                 // Run under the workspace's names, reported under the real.

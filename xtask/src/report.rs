@@ -48,10 +48,17 @@ fn step_output(grade: &Grade, tests: &[Verdict]) -> String {
     if let Some(error) = &grade.build_error {
         return format!("The crate did not build, so no test ran:\n{error}\n");
     }
+    if tests.is_empty() && !grade.unscored.is_empty() {
+        return format!("Not run: worth no points. {RUN_UNSCORED}\n");
+    }
     let scored = tests.iter().filter(|test| !test.control);
     let (passed, total) = scored.fold((0, 0), |(p, t), test| (p + usize::from(test.passed), t + 1));
     format!("{passed} of {total} tests pass.\n{}", listing(tests))
 }
+
+/// How an instructor runs the tests a grade skips as worth no points.
+const RUN_UNSCORED: &str =
+    "`run_unscored = true` in grading/weights.toml (or `just grade DIR --all-steps`) runs them.";
 
 /// A step's points split between its visible and its held-back tests, in
 /// proportion to how many each has, with the step's score split by what
@@ -180,7 +187,13 @@ pub fn summary(grade: &Grade) -> String {
         let passed = scored.iter().filter(|test| test.passed).count();
         // Nothing ran when the crate was refused or did not build: "0/0"
         // would read as a step without tests.
-        let count = if grade.refused.is_empty() && grade.build_error.is_none() {
+        // Nor when the step is worth no points and was skipped.
+        let skipped = step.tests.is_empty()
+            && grade
+                .unscored
+                .iter()
+                .any(|name| crate::suite::step_of(name) == Some(step.number));
+        let count = if grade.refused.is_empty() && grade.build_error.is_none() && !skipped {
             format!("{passed:>2}/{:<2} tests", scored.len())
         } else {
             format!("{:<11}", "not run")
@@ -195,11 +208,20 @@ pub fn summary(grade: &Grade) -> String {
         writeln!(out, "{line}").unwrap();
     }
     let ok = grade.provided.iter().filter(|test| test.passed).count();
+    let provided_skipped = grade.provided.is_empty()
+        && grade
+            .unscored
+            .iter()
+            .any(|name| crate::suite::step_of(name).is_none());
+    let count = if provided_skipped {
+        format!("{:<11}", "not run")
+    } else {
+        format!("{ok:>2}/{:<2} tests", grade.provided.len())
+    };
     writeln!(
         out,
-        "  {:<26} {ok:>2}/{:<2} tests  {:>6} / {}",
+        "  {:<26} {count}  {:>6} / {}",
         "provided parts",
-        grade.provided.len(),
         points(grade.provided_score),
         points(grade.provided_points)
     )
@@ -251,6 +273,14 @@ pub fn summary(grade: &Grade) -> String {
             out,
             "  ({} held-back test module(s) included)",
             grade.held_back
+        )
+        .unwrap();
+    }
+    if !grade.unscored.is_empty() {
+        writeln!(
+            out,
+            "  ({} test(s) worth no points not run: {RUN_UNSCORED})",
+            grade.unscored.len()
         )
         .unwrap();
     }
@@ -327,11 +357,20 @@ pub fn gradescope(grade: &Grade) -> String {
             ));
         }
     }
+    let skipped = grade.provided.is_empty()
+        && grade
+            .unscored
+            .iter()
+            .any(|name| crate::suite::step_of(name).is_none());
     tests.push((
         "Provided parts".to_owned(),
         grade.provided_score,
         grade.provided_points,
-        listing(&grade.provided),
+        if skipped {
+            format!("Not run: worth no points. {RUN_UNSCORED}\n")
+        } else {
+            listing(&grade.provided)
+        },
         None,
     ));
     if let Some(tuning) = &grade.tuning {
@@ -681,6 +720,62 @@ mod tests {
     }
 
     #[test]
+    fn a_step_worth_no_points_that_was_skipped_says_so_and_how_to_run_it() {
+        let step = |number: u32, points: f64, tests: Vec<Verdict>| StepScore {
+            number,
+            name: format!("s{number}"),
+            points,
+            score: points,
+            tests,
+        };
+        let grade = Grade {
+            graded: "the crate".to_owned(),
+            steps: vec![
+                step(1, 10.0, vec![verdict("step1_s1::b2_a", true)]),
+                step(2, 0.0, Vec::new()),
+            ],
+            provided: Vec::new(),
+            provided_points: 0.0,
+            provided_score: 0.0,
+            held_back: 0,
+            build_error: None,
+            refused: Vec::new(),
+            ignored: Vec::new(),
+            forgeries: Vec::new(),
+            seed: crate::grade::Seed {
+                student: None,
+                value: 1,
+                explore: None,
+                cases: None,
+            },
+            held_back_visibility: "after_published".to_owned(),
+            predictions: Vec::new(),
+            reveal_predictions: true,
+            races: Vec::new(),
+            unscored: vec!["step2_s2::x".to_owned(), "toolkit::y".to_owned()],
+            tuning: None,
+        };
+        let text = summary(&grade);
+        assert!(text.contains("step 1  s1"), "{text}");
+        assert!(
+            text.lines()
+                .any(|line| line.contains("step 2  s2") && line.contains("not run")),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|line| line.contains("provided parts") && line.contains("not run")),
+            "{text}"
+        );
+        assert!(
+            text.contains("(2 test(s) worth no points not run: `run_unscored = true`"),
+            "{text}"
+        );
+        let results = gradescope(&grade);
+        assert!(results.contains("Not run: worth no points."), "{results}");
+    }
+
+    #[test]
     fn junit_reports_the_tuning_levels_and_the_predictions_as_bonuses_skipped_when_unearned() {
         let grade = Grade {
             graded: "the crate".to_owned(),
@@ -712,6 +807,7 @@ mod tests {
             predictions: vec![prediction(6, Some("4 3"), true), prediction(7, None, false)],
             reveal_predictions: true,
             races: Vec::new(),
+            unscored: Vec::new(),
             tuning: Some(crate::grade::Tuning {
                 points: 5.0,
                 score: 0.5,

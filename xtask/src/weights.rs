@@ -7,7 +7,8 @@
 //! `held_back_visibility = "..."`, when Gradescope shows the held-back tests,
 //! and `predictions = points`, the bonus for predictions (`just predict`),
 //! 0 when absent, and `tuning = points`, the bonus for the tuning task
-//! (`just tune`), 0 when absent.
+//! (`just tune`), 0 when absent, and `run_unscored = true`, to run the
+//! tests that earn no points too (a grade skips them by default).
 
 use std::collections::BTreeMap;
 
@@ -24,6 +25,8 @@ pub struct Weights {
     pub tuning: f64,
     /// Gradescope's `visibility` for the held-back tests' entries.
     pub held_back_visibility: String,
+    /// Run the tests of steps (and provided parts) worth 0 points too.
+    pub run_unscored: bool,
 }
 
 /// Gradescope's visibilities; the held-back tests default to the last but
@@ -37,6 +40,7 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
     let mut predictions = None;
     let mut tuning = None;
     let mut visibility = None;
+    let mut run_unscored = None;
     for (index, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or_default().trim();
         if line.is_empty() {
@@ -58,6 +62,17 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
                 return Err(at(&format!("expected one of {VISIBILITIES:?}, in quotes")));
             }
             visibility = Some(name.to_owned());
+            continue;
+        }
+        if key.trim() == "run_unscored" {
+            let on = match value.trim() {
+                "true" => true,
+                "false" => false,
+                _ => return Err(at("expected true or false")),
+            };
+            if run_unscored.replace(on).is_some() {
+                return Err(at("this key is given twice"));
+            }
             continue;
         }
         let value: f64 = value
@@ -85,7 +100,7 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
             }
         } else {
             return Err(at(
-                "unknown key; expected stepN, provided, predictions or tuning",
+                "unknown key; expected stepN, provided, predictions, tuning, held_back_visibility or run_unscored",
             ));
         }
     }
@@ -106,6 +121,7 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
         predictions: predictions.unwrap_or(0.0),
         tuning: tuning.unwrap_or(0.0),
         held_back_visibility: visibility.unwrap_or_else(|| "after_published".to_owned()),
+        run_unscored: run_unscored.unwrap_or(false),
     })
 }
 
@@ -131,6 +147,20 @@ mod tests {
         assert_eq!(hidden.held_back_visibility, "hidden");
         assert!(parse("step1 = 1\nheld_back_visibility = \"later\"\n", &[1]).is_err());
         assert!(parse("step1 = 1\nheld_back_visibility = visible\n", &[1]).is_err());
+        assert!(!weights.run_unscored);
+        assert!(
+            parse("step1 = 1\nrun_unscored = true\n", &[1])
+                .unwrap()
+                .run_unscored
+        );
+        assert!(parse("step1 = 1\nrun_unscored = yes\n", &[1]).is_err());
+        assert!(
+            parse(
+                "step1 = 1\nrun_unscored = true\nrun_unscored = false\n",
+                &[1]
+            )
+            .is_err()
+        );
     }
 
     #[test]
