@@ -48,7 +48,7 @@ impl Owner {
 }
 
 /// What the suite made of one mistake.
-enum Verdict {
+enum Catch {
     /// Tests of its own step failed: the whole run, and the failing tests.
     Caught {
         results: Results,
@@ -288,14 +288,14 @@ fn judge_mistake(
         &[]
     };
     let verdict = judge(workspace, target, owner, crate_flags, &syllabus.races)?;
-    if let Verdict::Caught { results, .. } = &verdict {
+    if let Catch::Caught { results, .. } = &verdict {
         fs::write(
             scratch.join("runs").join(format!("{name}.txt")),
             libtest_text(results),
         )
         .map_err(|e| e.to_string())?;
     }
-    if mistake.compiler_error.is_some() && !matches!(verdict, Verdict::DoesNotBuild(_)) {
+    if mistake.compiler_error.is_some() && !matches!(verdict, Catch::DoesNotBuild(_)) {
         let _ = writeln!(lines, "BUILDS  {name}");
         problems.push(format!(
             "{name}: its header says the compiler refuses it, but the crate builds"
@@ -303,7 +303,7 @@ fn judge_mistake(
         return Ok(Judged { lines, problems });
     }
     match verdict {
-        Verdict::Caught { results, failed } => {
+        Catch::Caught { results, failed } => {
             let src = workspace.join("starter/src");
             let board = scoreboard::board(&results, steps, &syllabus.controls);
             let start = scoreboard::start(&results, &board, syllabus, |marker| {
@@ -347,7 +347,7 @@ fn judge_mistake(
                 problems.push(format!("{name}: {why}"));
             }
         }
-        Verdict::CaughtElsewhere(failed) => {
+        Catch::CaughtElsewhere(failed) => {
             let _ = writeln!(
                 lines,
                 "ELSEWHERE {name}: no test of its own {} failed, only {}",
@@ -356,7 +356,7 @@ fn judge_mistake(
             );
             problems.push(format!("{name}: not caught by its own {}", owner.label()));
         }
-        Verdict::DoesNotBuild(error) => match &mistake.compiler_error {
+        Catch::DoesNotBuild(error) => match &mistake.compiler_error {
             Some(expected) if error.contains(expected.as_str()) => {
                 let _ = writeln!(lines, "caught  {name:<46} by the compiler: {error}");
             }
@@ -369,7 +369,7 @@ fn judge_mistake(
                 ));
             }
         },
-        Verdict::Missed => {
+        Catch::Missed => {
             let _ = writeln!(lines, "MISSED  {name}");
             problems.push(format!("{name}: missed"));
         }
@@ -512,7 +512,7 @@ fn judge(
     owner: Owner,
     flags: &[&str],
     races: &std::collections::BTreeMap<String, String>,
-) -> Result<Verdict, String> {
+) -> Result<Catch, String> {
     let results = match suite::run_lab(workspace, Some(target), flags) {
         Ok(results) => results,
         Err(output) => {
@@ -521,7 +521,7 @@ fn judge(
                 .find(|line| line.starts_with("error"))
                 .unwrap_or("the suite did not build")
                 .to_owned();
-            return Ok(Verdict::DoesNotBuild(error));
+            return Ok(Catch::DoesNotBuild(error));
         }
     };
     // A race's verdict may change from run to run: a mistake is judged by
@@ -534,12 +534,12 @@ fn judge(
         .map(|(test, _)| test.clone())
         .collect();
     if failed.is_empty() {
-        return Ok(Verdict::Missed);
+        return Ok(Catch::Missed);
     }
     Ok(if failed.iter().any(|test| owner.owns(test)) {
-        Verdict::Caught { results, failed }
+        Catch::Caught { results, failed }
     } else {
-        Verdict::CaughtElsewhere(failed)
+        Catch::CaughtElsewhere(failed)
     })
 }
 

@@ -27,9 +27,10 @@ use crate::lab::{controls, controls_in, races, races_in, steps};
 use crate::scratch::{copy_suite_workspace, copy_tree, sync_tree};
 use crate::{predict, report, root, sealed, source_check, submission, suite, weights};
 
-/// One test's verdict, as graded.
+/// One test as graded: its verdict, and what the reports say of it. (The
+/// breaker's own `Verdict`, a success or a failure, is another thing.)
 #[derive(Debug, Clone)]
-pub struct Verdict {
+pub struct GradedTest {
     /// Full name, `step3_half_open::b4_...`.
     pub name: String,
     pub passed: bool,
@@ -52,12 +53,12 @@ pub struct StepScore {
     pub name: String,
     pub points: f64,
     pub score: f64,
-    pub tests: Vec<Verdict>,
+    pub tests: Vec<GradedTest>,
 }
 
 impl StepScore {
     /// The tests that earn points: every test of the step but the controls.
-    pub fn scored(&self) -> impl Iterator<Item = &Verdict> {
+    pub fn scored(&self) -> impl Iterator<Item = &GradedTest> {
         self.tests.iter().filter(|test| !test.control)
     }
 }
@@ -69,7 +70,7 @@ pub struct Grade {
     pub graded: String,
     pub steps: Vec<StepScore>,
     /// The provided parts' tests (`toolkit`), and their points.
-    pub provided: Vec<Verdict>,
+    pub provided: Vec<GradedTest>,
     pub provided_points: f64,
     pub provided_score: f64,
     /// How many held-back modules joined the suite.
@@ -115,7 +116,7 @@ pub struct Tuning {
     pub points: f64,
     pub score: f64,
     /// One verdict per level, `graded::score_reaches_NN`.
-    pub levels: Vec<Verdict>,
+    pub levels: Vec<GradedTest>,
 }
 
 impl Tuning {
@@ -514,7 +515,7 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         }
     }
     for (number, name) in steps {
-        let tests: Vec<Verdict> = verdicts
+        let tests: Vec<GradedTest> = verdicts
             .iter()
             .filter(|test| suite::step_of(&test.name) == Some(number))
             .cloned()
@@ -711,11 +712,11 @@ fn verdicts(
     results: &suite::Results,
     controls: &std::collections::BTreeMap<String, String>,
     held_back: &[&str],
-) -> Vec<Verdict> {
+) -> Vec<GradedTest> {
     let stopped = results
         .get("(the suite stopped early)")
         .map(|outcome| outcome.output.trim().to_owned());
-    let mut verdicts: Vec<Verdict> = names
+    let mut verdicts: Vec<GradedTest> = names
         .iter()
         .map(|name| {
             let (passed, output) = match results.get(name) {
@@ -728,7 +729,7 @@ fn verdicts(
                     ),
                 ),
             };
-            Verdict {
+            GradedTest {
                 name: name.clone(),
                 passed,
                 control: controls.contains_key(name),
@@ -753,7 +754,7 @@ fn verdicts(
 }
 
 /// `points` shared equally by `tests`, for those that pass.
-fn share<'a>(points: f64, tests: impl Iterator<Item = &'a Verdict>) -> f64 {
+fn share<'a>(points: f64, tests: impl Iterator<Item = &'a GradedTest>) -> f64 {
     let (mut passed, mut total) = (0u32, 0u32);
     for test in tests {
         total += 1;
@@ -935,8 +936,8 @@ pub(crate) fn write(grade: &Grade, out: &Path) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn verdict(name: &str, passed: bool, control: bool) -> Verdict {
-        Verdict {
+    fn verdict(name: &str, passed: bool, control: bool) -> GradedTest {
+        GradedTest {
             name: name.to_owned(),
             passed,
             control,
@@ -980,7 +981,7 @@ mod tests {
 
     #[test]
     fn the_tuning_bonus_is_shared_by_the_levels_reached() {
-        let levels: Vec<Verdict> = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
+        let levels: Vec<GradedTest> = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
             .iter()
             .map(|level| {
                 verdict(

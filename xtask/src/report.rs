@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::grade::{Grade, StepScore, Verdict, round};
+use crate::grade::{Grade, GradedTest, StepScore, round};
 
 /// Points as a plain number: `10`, `6.67`.
 fn points(value: f64) -> String {
@@ -21,7 +21,7 @@ fn title(step: &StepScore) -> String {
 }
 
 /// One line per test: what passed, what failed and why.
-fn listing(tests: &[Verdict]) -> String {
+fn listing(tests: &[GradedTest]) -> String {
     let mut out = String::new();
     for test in tests {
         let mark = if test.passed { "pass" } else { "FAIL" };
@@ -41,7 +41,7 @@ fn listing(tests: &[Verdict]) -> String {
 
 /// What a step's entry says about `tests` (its visible or its held-back
 /// ones).
-fn step_output(grade: &Grade, tests: &[Verdict]) -> String {
+fn step_output(grade: &Grade, tests: &[GradedTest]) -> String {
     if !grade.refused.is_empty() {
         return "The grader refused the crate, so no test ran (see the summary).\n".to_owned();
     }
@@ -89,7 +89,7 @@ fn split(step: &StepScore) -> ((f64, f64), (f64, f64)) {
 }
 
 /// A test as the student sees it before grades are published.
-fn shown_name(test: &Verdict) -> String {
+fn shown_name(test: &GradedTest) -> String {
     match (test.held_back, crate::suite::step_of(&test.name)) {
         (true, Some(step)) => format!("a held-back test of step {step}"),
         _ => test.name.clone(),
@@ -158,7 +158,7 @@ pub fn summary(grade: &Grade) -> String {
     }
     if !grade.forgeries.is_empty() {
         writeln!(out, "FORGED verdicts (these tests earn nothing):").unwrap();
-        let all: Vec<&Verdict> = grade
+        let all: Vec<&GradedTest> = grade
             .steps
             .iter()
             .flat_map(|s| s.tests.iter())
@@ -183,7 +183,7 @@ pub fn summary(grade: &Grade) -> String {
         }
     }
     for step in &grade.steps {
-        let scored: Vec<&Verdict> = step.scored().collect();
+        let scored: Vec<&GradedTest> = step.scored().collect();
         let passed = scored.iter().filter(|test| test.passed).count();
         // Nothing ran when the crate was refused or did not build: "0/0"
         // would read as a step without tests.
@@ -241,7 +241,7 @@ pub fn summary(grade: &Grade) -> String {
     }
     // A failing control matters once its step's other tests pass: the rule
     // is then applied too widely. Before that, it is just unfinished work.
-    let controls: Vec<&Verdict> = grade
+    let controls: Vec<&GradedTest> = grade
         .steps
         .iter()
         .flat_map(|step| step.tests.iter())
@@ -344,7 +344,7 @@ pub fn gradescope(grade: &Grade) -> String {
     let mut tests: Vec<(String, f64, f64, String, Option<&str>)> = Vec::new();
     for step in &grade.steps {
         let ((score, max), (held_score, held_max)) = split(step);
-        let (held, visible): (Vec<Verdict>, Vec<Verdict>) =
+        let (held, visible): (Vec<GradedTest>, Vec<GradedTest>) =
             step.tests.iter().cloned().partition(|test| test.held_back);
         tests.push((title(step), score, max, step_output(grade, &visible), None));
         if !held.is_empty() {
@@ -474,7 +474,7 @@ pub fn gradescope(grade: &Grade) -> String {
 /// score and points ride along as properties. The tuning task's levels and
 /// the predictions, when graded, follow as bonus suites (see [`bonus`]).
 pub fn junit(grade: &Grade) -> String {
-    let all: Vec<&Verdict> = grade
+    let all: Vec<&GradedTest> = grade
         .steps
         .iter()
         .flat_map(|step| step.tests.iter())
@@ -607,7 +607,7 @@ fn bonus(out: &mut String, name: &str, score: f64, max: f64, cases: &[Bonus]) {
     out.push_str("  </testsuite>\n");
 }
 
-fn suite(out: &mut String, name: &str, score: f64, max: f64, tests: &[Verdict]) {
+fn suite(out: &mut String, name: &str, score: f64, max: f64, tests: &[GradedTest]) {
     let failures = tests.iter().filter(|test| !test.passed).count();
     writeln!(
         out,
@@ -690,8 +690,8 @@ pub fn xml_escape(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn verdict(name: &str, passed: bool) -> Verdict {
-        Verdict {
+    fn verdict(name: &str, passed: bool) -> GradedTest {
+        GradedTest {
             name: name.to_owned(),
             passed,
             control: false,
@@ -721,7 +721,7 @@ mod tests {
 
     #[test]
     fn a_step_worth_no_points_that_was_skipped_says_so_and_how_to_run_it() {
-        let step = |number: u32, points: f64, tests: Vec<Verdict>| StepScore {
+        let step = |number: u32, points: f64, tests: Vec<GradedTest>| StepScore {
             number,
             name: format!("s{number}"),
             points,
