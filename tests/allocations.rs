@@ -15,8 +15,9 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::future::{Future, poll_fn};
-use std::pin::pin;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
@@ -145,23 +146,30 @@ fn ready<F: Future>(future: F) -> F::Output {
 /// the test double's allocation, not `execute`'s.
 struct Uncounted<'a>(&'a ManualSleeper);
 
-impl Sleeper for Uncounted<'_> {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
+impl<'s> Sleeper for Uncounted<'s> {
+    type Sleep = UncountedSleep<'s>;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         // The manual sleeper records the delay when it is asked, so the
         // pause covers the call as well as every poll.
         PAUSED.set(true);
         let sleep = self.0.sleep(delay);
         PAUSED.set(false);
-        async move {
-            let mut sleep = pin!(sleep);
-            poll_fn(|cx| {
-                PAUSED.set(true);
-                let poll = sleep.as_mut().poll(cx);
-                PAUSED.set(false);
-                poll
-            })
-            .await
-        }
+        UncountedSleep(sleep, PhantomData)
+    }
+}
+
+/// The manual sleeper's sleep, polled with the counter paused.
+struct UncountedSleep<'s>(<ManualSleeper as Sleeper>::Sleep, PhantomData<&'s ()>);
+
+impl Future for UncountedSleep<'_> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        PAUSED.set(true);
+        let poll = Pin::new(&mut self.0).poll(cx);
+        PAUSED.set(false);
+        poll
     }
 }
 

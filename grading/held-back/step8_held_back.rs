@@ -59,12 +59,14 @@ struct CancelsDuringSleep {
 }
 
 impl Sleeper for CancelsDuringSleep {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
+    type Sleep = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         let number = self.asked.fetch_add(1, Ordering::SeqCst) + 1;
         let slept = self.inner.sleep(delay);
         let cancel = (number == self.at).then(|| self.cancel.clone());
         let finishes = self.finishes;
-        async move {
+        Box::pin(async move {
             slept.await;
             if let Some(cancel) = cancel {
                 cancel.cancel();
@@ -72,7 +74,7 @@ impl Sleeper for CancelsDuringSleep {
                     pending::<()>().await;
                 }
             }
-        }
+        })
     }
 }
 

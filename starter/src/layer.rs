@@ -19,8 +19,7 @@ use crate::error::{ExecuteError, GaveUp};
 use crate::policy::RetryPolicy;
 use crate::readiness::ReadyServices;
 use crate::registry::Registry;
-use crate::send_sleeper::SendSleeper;
-use crate::sleeper::ManualSleeper;
+use crate::sleeper::{ManualSleeper, Sleeper};
 
 type KeyOf<Req, K> = Arc<dyn Fn(&Req) -> K + Send + Sync>;
 type CloneOf<Req> = Arc<dyn Fn(&Req) -> Option<Req> + Send + Sync>;
@@ -216,7 +215,8 @@ where
     Req: Send + 'static,
     K: Eq + Hash + Clone + Send + Sync + 'static,
     C: Clock + Clone + Send + Sync + 'static,
-    S: SendSleeper,
+    S: Sleeper + Clone + Send + Sync + 'static,
+    S::Sleep: Send,
 {
     type Response = Svc::Response;
     type Error = ExecuteError<Svc::Error>;

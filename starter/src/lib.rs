@@ -94,7 +94,6 @@ mod policy;
 #[cfg(feature = "tower")]
 mod readiness;
 mod registry;
-mod send_sleeper;
 mod sleeper;
 mod slots;
 mod state;
@@ -120,7 +119,6 @@ pub use layer::{BreakerFuture, BreakerLayer, BreakerService};
 pub use permit::{OwnedPermit, Permit};
 pub use policy::RetryPolicy;
 pub use registry::Registry;
-pub use send_sleeper::{SendSleeper, Sending};
 #[cfg(feature = "tokio")]
 pub use sleeper::TokioSleeper;
 pub use sleeper::{ManualSleeper, Sleeper};

@@ -16,12 +16,12 @@
 
 use std::future::{Future, poll_fn};
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use tower::Service;
 
-use crate::send_sleeper::SendSleeper;
 use crate::sleeper::Sleeper;
 use crate::time_source::TimeSource;
 
@@ -98,23 +98,25 @@ pub(crate) struct Readying<'a, S, Svc: Service<Req>, Req> {
     services: &'a ReadyServices<Svc, Req>,
 }
 
-impl<S, Svc, Req> Sleeper for Readying<'_, S, Svc, Req>
+impl<'s, S, Svc, Req> Sleeper for Readying<'s, S, Svc, Req>
 where
-    S: SendSleeper,
+    S: Sleeper,
+    S::Sleep: Send + 's,
     Svc: Service<Req> + Clone + Send,
     Svc::Error: Send,
+    Req: 's,
 {
-    #[allow(
-        refining_impl_trait,
-        reason = "the promise of `Send` makes the layer's future `Send`"
-    )]
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
-        let pause = self.sleeper.sleep_send(delay);
+    // Boxed: a pause before a retry is rare next to the calls, and the box
+    // names a future that awaits the inner service's readiness.
+    type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 's>>;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
+        let pause = self.sleeper.sleep(delay);
         let services = self.services;
-        async move {
+        Box::pin(async move {
             pause.await;
             services.prepare().await;
-        }
+        })
     }
 
     fn time_source(&self) -> TimeSource {

@@ -7,7 +7,7 @@
 //! [`ManualClock`], which returns at once after moving that clock forward, so
 //! retries are instant and every delay is on record.
 
-use std::future::Future;
+use std::future::{Future, Ready, ready};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -21,15 +21,47 @@ use crate::time_source::TimeSource;
 /// that moment. So a retry loop that must not sleep must not even call
 /// `sleep`.
 ///
-/// The future need not be `Send`, so a sleeper for a single-threaded
-/// executor (a `LocalSet`, a browser's timers) fits too. The sleepers of this
-/// crate promise `Send`, so `execute` with any of them can be spawned on a
-/// multi-threaded runtime. Code generic over the sleeper cannot see that
-/// promise: there, bound the sleeper on [`SendSleeper`](crate::SendSleeper)
-/// and pass its [`sending`](crate::SendSleeper::sending) form.
+/// The future has a name, [`Sleep`](Sleeper::Sleep), so code generic over
+/// the sleeper can ask that it be `Send` and spawn a call that sleeps on
+/// it; it need not be, so a sleeper for a single-threaded executor (a
+/// `LocalSet`, a browser's timers) fits too. The sleepers of this crate's
+/// sleeps are `Send`.
+///
+/// ```
+/// use retry_breaker_starter::{Clock, ExecuteError, RetryBreaker, Sleeper, backoff};
+/// use tokio_util::sync::CancellationToken;
+///
+/// // Generic over the clock and the sleeper, and spawned.
+/// fn spawn_call<C, S>(breaker: std::sync::Arc<RetryBreaker<C>>, sleeper: S)
+///     -> tokio::task::JoinHandle<Result<u32, ExecuteError<String>>>
+/// where
+///     C: Clock + Send + Sync + 'static,
+///     S: Sleeper + Send + Sync + 'static,
+///     S::Sleep: Send,
+/// {
+///     tokio::spawn(async move {
+///         let cancel = CancellationToken::new();
+///         let policy = backoff::constant(std::time::Duration::ZERO);
+///         breaker
+///             .execute(2, || async { Ok(4) }, |_: &String| true, policy, &cancel, &sleeper)
+///             .await
+///     })
+/// }
+/// # let clock = retry_breaker_starter::ManualClock::new();
+/// # let breaker = std::sync::Arc::new(RetryBreaker::new(3, std::time::Duration::from_secs(1), clock.clone()).unwrap());
+/// # let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).build().unwrap();
+/// # let value = runtime.block_on(async { spawn_call(breaker, clock.sleeper()).await.unwrap() });
+/// # assert_eq!(value.ok(), Some(4));
+/// ```
 pub trait Sleeper {
-    /// Completes once `delay` has passed. Dropping the future stops the wait.
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()>;
+    /// What [`sleep`](Sleeper::sleep) returns: completes once the delay has
+    /// passed, and dropping it stops the wait. It owns what it needs (a
+    /// clone of what it shares with the sleeper), so that a bound such as
+    /// `S::Sleep: Send` says all there is to say.
+    type Sleep: Future<Output = ()>;
+
+    /// Waits for `delay`. Dropping the future stops the wait.
+    fn sleep(&self, delay: Duration) -> Self::Sleep;
 
     /// Which time the sleeps pass on: `execute` refuses a sleeper whose
     /// sleeps would not move the breaker's clock. [`TimeSource::UNKNOWN`]
@@ -57,11 +89,9 @@ pub struct TokioSleeper;
 
 #[cfg(feature = "tokio")]
 impl Sleeper for TokioSleeper {
-    #[allow(
-        refining_impl_trait,
-        reason = "the promise of `Send` lets `execute` with this sleeper be spawned on a multi-threaded runtime"
-    )]
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+    type Sleep = tokio::time::Sleep;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         // tokio clamps a deadline it cannot represent to a far future, so even
         // `Duration::MAX` waits (practically) forever instead of panicking.
         tokio::time::sleep(delay)
@@ -131,17 +161,15 @@ impl ManualSleeper {
 }
 
 impl Sleeper for ManualSleeper {
-    #[allow(
-        refining_impl_trait,
-        reason = "the promise of `Send` lets `execute` with this sleeper be spawned on a multi-threaded runtime"
-    )]
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> + Send {
+    type Sleep = Ready<()>;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         self.clock.advance(delay);
         self.delays
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(delay);
-        std::future::ready(())
+        ready(())
     }
 
     fn time_source(&self) -> TimeSource {

@@ -553,7 +553,9 @@ fn b7_dropping_the_call_mid_attempt_gives_the_probe_slot_back() {
 struct Endless;
 
 impl Sleeper for Endless {
-    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
+    type Sleep = std::future::Pending<()>;
+
+    fn sleep(&self, _: Duration) -> Self::Sleep {
         pending()
     }
 }

@@ -147,15 +147,17 @@ struct CancelsWhileAsleep {
 }
 
 impl Sleeper for CancelsWhileAsleep {
-    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
+    type Sleep = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+    fn sleep(&self, _: Duration) -> Self::Sleep {
         let cancel = self.cancel.clone();
         let finishes = self.finishes;
-        async move {
+        Box::pin(async move {
             cancel.cancel();
             if !finishes {
                 pending::<()>().await;
             }
-        }
+        })
     }
 }
 
@@ -236,7 +238,9 @@ struct Announced {
 }
 
 impl Sleeper for Announced {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
+    type Sleep = tokio::time::Sleep;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         self.asleep.cancel();
         retry_breaker::TokioSleeper.sleep(delay)
     }
@@ -473,15 +477,17 @@ impl CancelsDuringSleep {
 }
 
 impl Sleeper for CancelsDuringSleep {
-    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
+    type Sleep = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+    fn sleep(&self, _: Duration) -> Self::Sleep {
         let sleep = self.slept.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
         let (cancel, last) = (self.cancel.clone(), sleep == self.nth);
-        async move {
+        Box::pin(async move {
             if last {
                 cancel.cancel();
                 pending::<()>().await;
             }
-        }
+        })
     }
 }
 

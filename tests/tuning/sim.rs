@@ -357,7 +357,9 @@ impl SimSleeper<'_> {
 }
 
 impl Sleeper for SimSleeper<'_> {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
+    type Sleep = <ManualSleeper as Sleeper>::Sleep;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         // The crate asks for the delay; the simulation counts it itself,
         // rounded up to the ms, so a backoff always costs what it says.
         let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);

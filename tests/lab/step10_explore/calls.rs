@@ -257,8 +257,10 @@ struct SchedulerSleeper {
 }
 
 impl Sleeper for SchedulerSleeper {
+    type Sleep = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
     #[allow(clippy::manual_async_fn)]
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         // The sleep future must be Send; the world is not, so the sleep
         // registers itself here and polls only the clock.
         let mut world = self.world.borrow_mut();
@@ -269,7 +271,7 @@ impl Sleeper for SchedulerSleeper {
             delay,
         });
         let clock = world.clock.clone();
-        async move {
+        Box::pin(async move {
             poll_fn(|_| {
                 if clock.now() >= until {
                     Poll::Ready(())
@@ -278,7 +280,7 @@ impl Sleeper for SchedulerSleeper {
                 }
             })
             .await
-        }
+        })
     }
 }
 

@@ -4,7 +4,6 @@
 //! deadlocked (B5, B8).
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -21,7 +20,9 @@ const ROUNDS: u64 = 25_000;
 struct NoWait;
 
 impl Sleeper for NoWait {
-    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
+    type Sleep = std::future::Ready<()>;
+
+    fn sleep(&self, _: Duration) -> Self::Sleep {
         std::future::ready(())
     }
 }

@@ -110,7 +110,9 @@ struct Crowd {
 }
 
 impl Sleeper for Crowd {
-    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
+    type Sleep = std::future::Ready<()>;
+
+    fn sleep(&self, _: Duration) -> Self::Sleep {
         let permit = self
             .breaker
             .try_acquire_owned()

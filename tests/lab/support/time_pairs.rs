@@ -43,7 +43,9 @@ impl WaitsOn {
 }
 
 impl Sleeper for WaitsOn {
-    fn sleep(&self, _: Duration) -> impl Future<Output = ()> {
+    type Sleep = std::future::Ready<()>;
+
+    fn sleep(&self, _: Duration) -> Self::Sleep {
         self.asked.fetch_add(1, Ordering::SeqCst);
         ready(())
     }
@@ -142,7 +144,9 @@ pub(crate) async fn call_on<C: Clock>(
 pub(crate) struct Custom(pub(crate) ManualClock);
 
 impl Sleeper for Custom {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
+    type Sleep = std::future::Ready<()>;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         self.0.advance(delay);
         ready(())
     }

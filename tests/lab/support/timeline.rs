@@ -3,7 +3,6 @@
 //! as a diff of two timelines.
 
 use std::fmt::Display;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -93,7 +92,9 @@ pub struct TracedSleeper<S> {
 }
 
 impl<S: Sleeper + Sync> Sleeper for TracedSleeper<S> {
-    fn sleep(&self, delay: Duration) -> impl Future<Output = ()> {
+    type Sleep = S::Sleep;
+
+    fn sleep(&self, delay: Duration) -> Self::Sleep {
         // Written down when asked for, as every test sleeper does (E7).
         self.timeline
             .log(self.who, format!("sleeps {}ms", delay.as_millis()));
