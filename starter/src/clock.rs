@@ -17,6 +17,22 @@ use crate::time_source::TimeSource;
 /// `now` is the time elapsed since the clock's own origin. Only differences
 /// between readings matter, so the origin can be anything, and a `Duration`
 /// (which cannot be negative) is all the breaker needs.
+///
+/// # The contract
+///
+/// A breaker shared by threads compares readings taken on different
+/// threads, so a clock promises, for any two readings `a` and `b` where
+/// `a` is taken before `b` (on one thread, or on another that `b`'s thread
+/// has heard from since, through a lock or an atomic):
+///
+/// - `b` is never smaller than `a`: monotonic across threads, not only on
+///   each one;
+/// - `b` is taken no earlier than the memory operations before it on its
+///   own thread: a reading is not moved ahead of the load that precedes
+///   it. The operating system's clocks (`Instant`, tokio's) and a lock-
+///   or atomic-based clock such as [`ManualClock`] are; a bare `rdtsc`
+///   is not (the processor may run it before an earlier load), and
+///   neither are per-core counters that are not kept in step.
 pub trait Clock {
     /// The time elapsed since this clock's origin. Never goes backwards.
     fn now(&self) -> Duration;
