@@ -5,7 +5,10 @@
 //! tests happened to finish; on the untouched starter that is a thousand
 //! lines whose useful part scrolls away. This prints, in lab order:
 //!
-//! - for the whole suite, one line per failing test (its first message line);
+//! - for the whole suite, one line per failing test (its first message line)
+//!   of the step to do next, and of anything outside the steps; the other
+//!   steps' failures are only counted, on the scoreboard (on the untouched
+//!   starter they would be some three hundred lines about later steps);
 //! - for one step, that step's failures in full (stories, snapshot diffs,
 //!   counterexamples);
 //!
@@ -50,9 +53,27 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
         scoreboard::find_todos(&src, marker)
     });
 
-    let mut lines = match step {
-        Some(_) => failures_in_full(&results, DETAIL_LINES),
-        None => failure_list(&results, REASON_WIDTH),
+    let mut lines = match (&step, &start) {
+        (Some(_), _) => failures_in_full(&results, DETAIL_LINES),
+        (None, Start::Step { number, .. }) => {
+            let next = *number;
+            let mut lines = failure_list(&results, REASON_WIDTH, |step| {
+                step.is_none_or(|step| step == next)
+            });
+            let later = results
+                .iter()
+                .filter(|(test, outcome)| {
+                    !outcome.passed && suite::step_of(test).is_some_and(|step| step != next)
+                })
+                .count();
+            if later > 0 {
+                lines.push(format!(
+                    "({later} failing test(s) of other steps, counted below; `just test N` lists step N's)"
+                ));
+            }
+            lines
+        }
+        (None, _) => failure_list(&results, REASON_WIDTH, |_| true),
     };
     let refused = crate::source_check::check_dir(&src, "starter/src")?;
     if !refused.is_empty() {
@@ -110,12 +131,20 @@ fn failing(results: &Results) -> Vec<(&String, &suite::Outcome)> {
 }
 
 /// One line per failing test, `FAILED NAME : REASON`, grouped by step with
-/// a blank line between the groups.
-pub(crate) fn failure_list(results: &Results, reason_width: usize) -> Vec<String> {
+/// a blank line between the groups, for the steps `shown` keeps (`None`:
+/// the tests outside the steps).
+pub(crate) fn failure_list(
+    results: &Results,
+    reason_width: usize,
+    shown: impl Fn(Option<u32>) -> bool,
+) -> Vec<String> {
     let mut lines = Vec::new();
     let mut group = None;
     for (test, outcome) in failing(results) {
         let step = suite::step_of(test);
+        if !shown(step) {
+            continue;
+        }
         if group != Some(step) {
             lines.push(String::new());
             group = Some(step);
@@ -348,11 +377,19 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
     fn the_whole_suite_gives_one_line_per_failure_in_lab_order_then_the_summary() {
         let results = suite::parse(RUN);
         assert_eq!(
-            failure_list(&results, 60),
+            failure_list(&results, 60, |_| true),
             [
                 "",
                 "FAILED step1_closed::b1_zero : not yet implemented: TODO(1): count the failure; see LAB....",
                 "FAILED step1_closed::b2_opens : assertion `left == right` failed: TODO(1): the circuit op...",
+                "",
+                "FAILED step2_open::b3_refuses : not yet implemented: TODO(2): refuse the attempt; see LAB...",
+            ]
+        );
+        // `just test` lists the next step's failures only.
+        assert_eq!(
+            failure_list(&results, 60, |step| step.is_none_or(|step| step == 2)),
+            [
                 "",
                 "FAILED step2_open::b3_refuses : not yet implemented: TODO(2): refuse the attempt; see LAB...",
             ]
@@ -512,7 +549,7 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
             },
         );
         assert_eq!(
-            failure_list(&results, 160),
+            failure_list(&results, 160, |_| true),
             [
                 "",
                 "FAILED (the suite stopped early) : watchdog: step1_closed::b2_opens was still running after 5s",
