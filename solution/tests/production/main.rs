@@ -8,6 +8,7 @@
 //! alone. One test binary, so that each build of the suite (a mutant's,
 //! say) links one more, not several.
 
+mod clock_contract;
 mod durations;
 mod errors;
 mod growing_cooldown;
