@@ -16,7 +16,9 @@
 //! literals are skipped, raw identifiers (`r#fs`) count as what they name,
 //! and every path to a forbidden item has to spell one of these names (Rust
 //! has no stable way to build an identifier from pieces), however it is
-//! aliased afterwards.
+//! aliased afterwards. Attributes go further: only those on an allowed
+//! list pass, so one that reads a file or changes the link is refused
+//! whatever it is called, a new one included.
 
 use std::fs;
 use std::path::Path;
@@ -97,8 +99,49 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ),
 ];
 
+/// The attributes a graded crate may use, by the first segment of their
+/// name: what the lab's code needs (derives and their helpers, lints,
+/// `cfg`, tests, docs, inlining). Any other is refused whatever it is
+/// called, so an attribute that reads a file or changes the link
+/// (`path`, `debugger_visualizer`, `link_section`, one a later Rust adds)
+/// is closed by construction, not by being on a list.
+const ALLOWED_ATTRIBUTES: &[&str] = &[
+    "allow",
+    "cfg",
+    "cold",
+    "default",
+    "deny",
+    "deprecated",
+    "derive",
+    "diagnostic",
+    "doc",
+    "error",
+    "expect",
+    "forbid",
+    "from",
+    "ignore",
+    "inline",
+    "must_use",
+    "non_exhaustive",
+    "pin",
+    "repr",
+    "rustfmt",
+    "clippy",
+    "should_panic",
+    "source",
+    "test",
+    "tokio",
+    "track_caller",
+    "warn",
+];
+
+/// Why an attribute outside [`ALLOWED_ATTRIBUTES`] is refused.
+const UNLISTED_ATTRIBUTE: &str = "an attribute the lab never needs: a graded crate may use derive, allow, warn, deny, forbid, expect, cfg, doc, inline, cold, must_use, non_exhaustive, repr, deprecated, track_caller, diagnostic, test, should_panic, ignore, tokio::test, rustfmt and clippy tool attributes, and the derive helpers error, from, source, default and pin";
+
 /// Names refused inside an attribute (`#[...]`, `#![...]`), where they
-/// change how the code is linked or which files make up the crate.
+/// change how the code is linked or which files make up the crate: a
+/// second line behind [`ALLOWED_ATTRIBUTES`], for a name inside an allowed
+/// attribute (`#[doc(...)]`, `#[cfg(...)]`).
 const FORBIDDEN_ATTRIBUTES: &[(&str, &str)] = &[
     ("path", "modules come from starter/src/*.rs only"),
     (
@@ -178,6 +221,28 @@ pub fn check(file: &str, text: &str) -> Vec<Refusal> {
                     *depth += 1;
                 } else if opens_attribute(&tokens, index) {
                     attribute_depth = Some(1);
+                    // The attribute's name: its first identifier. One
+                    // outside the allowed list is refused, whatever it is.
+                    if let Some(Token {
+                        kind: Kind::Ident(name),
+                        line,
+                    }) = tokens.get(index + 1)
+                    {
+                        // A name on the lists below is refused there, with
+                        // its own reason.
+                        let listed = FORBIDDEN
+                            .iter()
+                            .chain(FORBIDDEN_ATTRIBUTES)
+                            .any(|(forbidden, _)| forbidden == name);
+                        if !ALLOWED_ATTRIBUTES.contains(&name.as_str()) && !listed {
+                            refusals.push(Refusal {
+                                file: file.to_owned(),
+                                line: *line,
+                                name: name.clone(),
+                                why: UNLISTED_ATTRIBUTE,
+                            });
+                        }
+                    }
                 }
             }
             Kind::Punct(']') => {
@@ -500,10 +565,34 @@ mod tests {
         );
         assert_eq!(
             names("#[cfg_attr(all(), path = \"x.rs\")] mod x;"),
-            ["path"]
+            ["cfg_attr", "path"]
         );
         assert_eq!(
             names("#[derive(Clone)] struct S([u8; 2]); fn g(used: u8) {}"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn only_the_attributes_the_lab_needs_are_allowed_whatever_the_others_are_called() {
+        assert_eq!(
+            names(
+                "#[debugger_visualizer(gdb_script_file = \"../../grading/held-back/a.rs\")] mod x {}"
+            ),
+            ["debugger_visualizer"]
+        );
+        assert_eq!(
+            names("#[some_attribute_of_a_later_rust] fn f() {}"),
+            ["some_attribute_of_a_later_rust"]
+        );
+        assert_eq!(
+            names("#![windows_subsystem = \"console\"]"),
+            ["windows_subsystem"]
+        );
+        assert_eq!(
+            names(
+                "#![forbid(unsafe_code)]\n#[rustfmt::skip]\n#[derive(Debug, thiserror::Error)]\nenum E { #[error(\"x\")] A(#[from] std::fmt::Error) }\n#[cfg(test)] #[tokio::test] async fn t() {}"
+            ),
             Vec::<String>::new()
         );
     }
