@@ -46,6 +46,16 @@ const FORBIDDEN: &[(&str, &str)] = &[
     ("env", "the environment belongs to the test harness"),
     ("option_env", "the environment belongs to the test harness"),
     ("fs", "the file system is not part of the lab"),
+    // A `Path` reaches the file system through its own methods (it lists a
+    // folder, says whether a file exists and how long it is); a value of it
+    // cannot be had without naming it or `fs` or `env`.
+    ("Path", "the file system is not part of the lab"),
+    ("PathBuf", "the file system is not part of the lab"),
+    ("read_dir", "the file system is not part of the lab"),
+    ("symlink_metadata", "the file system is not part of the lab"),
+    ("canonicalize", "the file system is not part of the lab"),
+    ("read_link", "the file system is not part of the lab"),
+    ("try_exists", "the file system is not part of the lab"),
     ("os", "operating-system handles are not part of the lab"),
     ("net", "the network is not part of the lab"),
     (
@@ -570,6 +580,20 @@ mod tests {
         assert_eq!(
             names("#[derive(Clone)] struct S([u8; 2]); fn g(used: u8) {}"),
             Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_path_that_would_list_a_folder_or_measure_a_file_is_refused() {
+        assert_eq!(
+            names(
+                "use std::path::Path;\nfn f() { let _ = Path::new(\"../../grading\").read_dir(); }"
+            ),
+            ["Path", "Path", "read_dir"]
+        );
+        assert_eq!(
+            names("fn f() { let _ = std::path::PathBuf::from(\"x\").try_exists(); }"),
+            ["PathBuf", "try_exists"]
         );
     }
 
