@@ -15,7 +15,7 @@ default:
 # defined once, in xtask/src/suite.rs. For libtest's raw report instead of the
 # summary: `cargo lab -- step3_`.
 
-# Test YOUR starter: failing tests by step, then where to start; `just test 3` shows step 3 in full (cargo: `cargo lab-test 3`).
+# Test YOUR starter: your next step's failing tests, a count per step, then where to start; `just test 3` shows step 3 in full (cargo: `cargo lab-test 3`).
 [no-exit-message]
 test step="":
     @cargo xtask test {{quote(step)}}
