@@ -690,6 +690,35 @@ pub fn xml_escape(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A grade of `steps` with nothing else to say: no build error, no
+    /// refusal, no bonus, no race.
+    fn graded(steps: Vec<StepScore>) -> Grade {
+        Grade {
+            graded: "the crate".to_owned(),
+            steps,
+            provided: Vec::new(),
+            provided_points: 0.0,
+            provided_score: 0.0,
+            held_back: 0,
+            build_error: None,
+            refused: Vec::new(),
+            ignored: Vec::new(),
+            forgeries: Vec::new(),
+            seed: crate::grade::Seed {
+                student: None,
+                value: 1,
+                explore: None,
+                cases: None,
+            },
+            held_back_visibility: "after_published".to_owned(),
+            predictions: Vec::new(),
+            reveal_predictions: true,
+            races: Vec::new(),
+            unscored: Vec::new(),
+            tuning: None,
+        }
+    }
+
     fn verdict(name: &str, passed: bool) -> GradedTest {
         GradedTest {
             name: name.to_owned(),
@@ -729,31 +758,11 @@ mod tests {
             tests,
         };
         let grade = Grade {
-            graded: "the crate".to_owned(),
-            steps: vec![
+            unscored: vec!["step2_s2::x".to_owned(), "toolkit::y".to_owned()],
+            ..graded(vec![
                 step(1, 10.0, vec![verdict("step1_s1::b2_a", true)]),
                 step(2, 0.0, Vec::new()),
-            ],
-            provided: Vec::new(),
-            provided_points: 0.0,
-            provided_score: 0.0,
-            held_back: 0,
-            build_error: None,
-            refused: Vec::new(),
-            ignored: Vec::new(),
-            forgeries: Vec::new(),
-            seed: crate::grade::Seed {
-                student: None,
-                value: 1,
-                explore: None,
-                cases: None,
-            },
-            held_back_visibility: "after_published".to_owned(),
-            predictions: Vec::new(),
-            reveal_predictions: true,
-            races: Vec::new(),
-            unscored: vec!["step2_s2::x".to_owned(), "toolkit::y".to_owned()],
-            tuning: None,
+            ])
         };
         let text = summary(&grade);
         assert!(text.contains("step 1  s1"), "{text}");
@@ -778,36 +787,7 @@ mod tests {
     #[test]
     fn junit_reports_the_tuning_levels_and_the_predictions_as_bonuses_skipped_when_unearned() {
         let grade = Grade {
-            graded: "the crate".to_owned(),
-            steps: vec![StepScore {
-                number: 1,
-                name: "closed".to_owned(),
-                points: 10.0,
-                score: 5.0,
-                tests: vec![
-                    verdict("step1_closed::b2_a", true),
-                    verdict("step1_closed::b2_b", false),
-                ],
-            }],
-            provided: Vec::new(),
-            provided_points: 0.0,
-            provided_score: 0.0,
-            held_back: 0,
-            build_error: None,
-            refused: Vec::new(),
-            ignored: Vec::new(),
-            forgeries: Vec::new(),
-            seed: crate::grade::Seed {
-                student: None,
-                value: 1,
-                explore: None,
-                cases: None,
-            },
-            held_back_visibility: "after_published".to_owned(),
             predictions: vec![prediction(6, Some("4 3"), true), prediction(7, None, false)],
-            reveal_predictions: true,
-            races: Vec::new(),
-            unscored: Vec::new(),
             tuning: Some(crate::grade::Tuning {
                 points: 5.0,
                 score: 0.5,
@@ -816,6 +796,16 @@ mod tests {
                     verdict("graded::score_reaches_20", false),
                 ],
             }),
+            ..graded(vec![StepScore {
+                number: 1,
+                name: "closed".to_owned(),
+                points: 10.0,
+                score: 5.0,
+                tests: vec![
+                    verdict("step1_closed::b2_a", true),
+                    verdict("step1_closed::b2_b", false),
+                ],
+            }])
         };
         let xml = junit(&grade);
         assert!(

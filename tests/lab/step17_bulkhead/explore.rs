@@ -119,12 +119,7 @@ fn check(&(threshold, cooldown, limit, ref ops): &(u32, u64, u32, Vec<Op>)) -> R
 fn h1_to_h3_a_bulkhead_s_refusals_leave_the_circuit_as_if_nobody_had_asked() {
     // The exploration means something only if the bulkhead refuses at its
     // limit while the circuit admits: one slot, taken, then full.
-    let breaker = RetryBreaker::builder()
-        .threshold(3)
-        .cooldown(Duration::from_millis(10))
-        .max_in_flight(1)
-        .build(ManualClock::new())
-        .expect("valid settings");
+    let breaker = crate::support::with_room_for(1, 3, Duration::from_millis(10));
     let held = breaker
         .try_acquire()
         .expect("H1: a closed circuit with a free slot admits (TODO(17))");
