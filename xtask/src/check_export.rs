@@ -45,7 +45,7 @@ use crate::{named, root};
 const DEFAULT_MISTAKE: &str = "27-refusal-hides-the-cause";
 
 /// The Markdown files a student reads; their pictures must resolve.
-const HANDOUTS: &[&str] = &["LAB.md", "MISTAKES.md", "README.md"];
+const HANDOUTS: &[&str] = &["LAB.md", "ADVANCED.md", "MISTAKES.md", "README.md"];
 
 pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
     let started = Instant::now();

@@ -676,15 +676,16 @@ mod tests {
         })
     }
 
-    /// LAB.md is what a student reads before writing code, so it must not
-    /// turn back into a checklist of mistakes: they live in MISTAKES.md,
-    /// one section per step with code to write (its heading LAB.md's, in
-    /// step order), each row under the step whose test catches it, and
-    /// each of those steps in LAB.md ends by pointing at its section.
+    /// The lab's text (LAB.md and ADVANCED.md) is what a student reads
+    /// before writing code, so it must not turn back into a checklist of
+    /// mistakes: they live in MISTAKES.md, one section per step with code to
+    /// write (its heading the lab text's, in step order), each row under the
+    /// step whose test catches it, and each of those steps' sections ends by
+    /// pointing at its section.
     #[test]
     fn the_mistakes_live_in_mistakes_md_by_step_and_lab_md_only_points_there() {
         let root = crate::root();
-        let lab = fs::read_to_string(root.join("LAB.md")).unwrap();
+        let lab = crate::manifest::lab_text(&root).unwrap();
         let text = fs::read_to_string(root.join("MISTAKES.md")).unwrap();
         let mut wrong = Vec::new();
 
@@ -694,13 +695,16 @@ mod tests {
         for said in ["common mistakes", "typical mistakes"] {
             if words.contains(said) {
                 wrong.push(format!(
-                    "LAB.md says \"{said}\": that belongs in MISTAKES.md"
+                    "the lab text says \"{said}\": that belongs in MISTAKES.md"
                 ));
             }
         }
         for (number, line) in lab.lines().enumerate() {
             if line.replace(' ', "").to_lowercase().contains("|mistake|") {
-                wrong.push(format!("LAB.md:{}: a mistakes table: {line}", number + 1));
+                wrong.push(format!(
+                    "the lab text, line {}: a mistakes table: {line}",
+                    number + 1
+                ));
             }
         }
 
@@ -722,7 +726,10 @@ mod tests {
                     Some(n) => {
                         last = n;
                         if lab_steps.get(&n) != Some(&heading.to_owned()) {
-                            wrong.push(format!("{at}: `{heading}` is not LAB.md's heading"));
+                            wrong.push(format!(
+                                "{at}: `{heading}` is not {}'s heading",
+                                crate::manifest::handout_of(n)
+                            ));
                         }
                     }
                 }
@@ -772,7 +779,10 @@ mod tests {
                 .last()
                 .is_some_and(|line| line.contains(&link))
             {
-                wrong.push(format!("LAB.md, step {n}: its last line must link {link}"));
+                wrong.push(format!(
+                    "{}, step {n}: its last line must link {link}",
+                    crate::manifest::handout_of(*n)
+                ));
             }
         }
         // And no link of LAB.md's into MISTAKES.md misses its heading.
@@ -785,7 +795,7 @@ mod tests {
             let target = target.split(')').next().unwrap_or_default();
             if !anchors.iter().any(|anchor| anchor == target) {
                 wrong.push(format!(
-                    "LAB.md links MISTAKES.md#{target}, which no heading has"
+                    "the lab text links MISTAKES.md#{target}, which no heading has"
                 ));
             }
         }

@@ -66,10 +66,10 @@ const KIT_ONLY_SECTIONS: &[&str] = &["## For instructors", "## One breaker acros
 /// The kit's handouts that go out as [`handout`] makes them: the same
 /// words for students, without what points at the kit. (The student
 /// edition's README is its own, in `student/`.)
-const KIT_HANDOUTS: &[&str] = &["LAB.md", "MISTAKES.md"];
+const KIT_HANDOUTS: &[&str] = &["LAB.md", "ADVANCED.md", "MISTAKES.md"];
 
 /// The Markdown files of the student edition whose pictures must go with it.
-const HANDOUTS: &[&str] = &["LAB.md", "MISTAKES.md", "README.md"];
+const HANDOUTS: &[&str] = &["LAB.md", "ADVANCED.md", "MISTAKES.md", "README.md"];
 
 pub(crate) fn export_student(args: &[String]) -> Result<(), String> {
     let [dir] = args else {

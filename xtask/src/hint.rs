@@ -54,8 +54,9 @@ pub(crate) fn hint(step: Option<&str>, reset: Option<&str>) -> Result<(), String
         println!("Run `just hint {number}` again for the next one.");
     } else {
         println!(
-            "That was the last hint for step {number}. LAB.md states the rules; the failing \
-             test's message says which one your code breaks. (`just hint {number} reset` starts over.)"
+            "That was the last hint for step {number}. {} states the rules; the failing \
+             test's message says which one your code breaks. (`just hint {number} reset` starts over.)",
+            crate::manifest::handout_of(number)
         );
     }
     write_seen(&seen_file, shown)

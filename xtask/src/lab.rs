@@ -36,7 +36,7 @@ pub(crate) fn syllabus() -> Result<Syllabus, String> {
                     .collect()
             })
             .unwrap_or_default(),
-        stated: fs::read_to_string(root().join("LAB.md"))
+        stated: crate::manifest::lab_text(&root())
             .map(|text| stated_rules(&text))
             .unwrap_or_default(),
     })

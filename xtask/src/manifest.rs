@@ -21,6 +21,36 @@ use std::path::Path;
 /// The last step of the core lab: every step up to it needs the ones before.
 pub(crate) const CORE_LAST: u32 = 10;
 
+/// The lab's text for students: the core lab, then the advanced track.
+pub(crate) const HANDOUTS: [&str; 2] = ["LAB.md", "ADVANCED.md"];
+
+/// The document whose section teaches step `number`: LAB.md for the core
+/// lab, ADVANCED.md for the advanced track.
+pub(crate) fn handout_of(number: u32) -> &'static str {
+    if number <= CORE_LAST {
+        HANDOUTS[0]
+    } else {
+        HANDOUTS[1]
+    }
+}
+
+/// The lab's text: LAB.md, then ADVANCED.md where there is one, so the
+/// steps' sections come in their order.
+pub(crate) fn lab_text(root: &std::path::Path) -> Result<String, String> {
+    let mut text = String::new();
+    for (index, name) in HANDOUTS.iter().enumerate() {
+        match std::fs::read_to_string(root.join(name)) {
+            Ok(part) => {
+                text.push_str(&part);
+                text.push('\n');
+            }
+            Err(_) if index > 0 => {}
+            Err(e) => return Err(format!("{name}: {e}")),
+        }
+    }
+    Ok(text)
+}
+
 /// One step as the manifest declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Step {
@@ -211,15 +241,16 @@ mod tests {
     #[test]
     fn each_title_is_lab_mds_heading() {
         let steps = read(&crate::root()).unwrap();
-        let lab = fs::read_to_string(crate::root().join("LAB.md")).unwrap();
+        let lab = lab_text(&crate::root()).unwrap();
         let headings = crate::lab::step_sections(&lab);
         for step in steps.values() {
             let heading = &headings[&step.number];
             assert!(
                 heading.starts_with(&format!("Step {}: {} (", step.number, step.title)),
-                "steps.toml:{}: `{}` is not LAB.md's `{heading}`",
+                "steps.toml:{}: `{}` is not {}'s `{heading}`",
                 step.line,
-                step.title
+                step.title,
+                handout_of(step.number)
             );
         }
     }
@@ -229,7 +260,7 @@ mod tests {
     #[test]
     fn each_advanced_step_of_lab_md_opens_with_its_needs() {
         let steps = read(&crate::root()).unwrap();
-        let lab = fs::read_to_string(crate::root().join("LAB.md")).unwrap();
+        let lab = lab_text(&crate::root()).unwrap();
         for step in steps.values().filter(|step| step.number > CORE_LAST) {
             let expected = match step.needs.as_slice() {
                 [] => "Needs: the core lab.".to_owned(),
@@ -251,7 +282,8 @@ mod tests {
             assert_eq!(
                 first,
                 Some(expected.as_str()),
-                "LAB.md's step {} must open with what steps.toml:{} says it needs",
+                "{}'s step {} must open with what steps.toml:{} says it needs",
+                handout_of(step.number),
                 step.number,
                 step.line
             );

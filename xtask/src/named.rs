@@ -473,7 +473,13 @@ mod tests {
         let root = crate::root();
         let recipes = recipes(&root).expect("the kit's justfile");
         let documents = documents(&root);
-        for expected in ["README.md", "LAB.md", "MISTAKES.md", "student/README.md"] {
+        for expected in [
+            "README.md",
+            "LAB.md",
+            "ADVANCED.md",
+            "MISTAKES.md",
+            "student/README.md",
+        ] {
             assert!(
                 documents.iter().any(|document| document == expected),
                 "{expected} is not among the documents found: {documents:?}"

@@ -350,7 +350,7 @@ fn todo_of(number: u32, reason: Option<&str>, find: &impl Fn(&str) -> Vec<Todo>)
     let marker = format!("TODO({number})");
     let summary = reason
         .and_then(|reason| reason.split_once(&format!("{marker}: ")))
-        .map(|(_, rest)| rest.split("; see LAB.md").next().unwrap_or(rest));
+        .map(|(_, rest)| rest.split("; see ").next().unwrap_or(rest));
     if let Some(exact) =
         summary.and_then(|summary| find(&format!("{marker}: {summary}")).into_iter().next())
     {
@@ -493,7 +493,8 @@ pub(crate) fn start_lines(
                     todo.file, todo.line, todo.text
                 ),
                 None => format!(
-                    "  no `TODO({number})` marker is left in starter/src; LAB.md, step {number}, says what the tests expect"
+                    "  no `TODO({number})` marker is left in starter/src; {}, step {number}, says what the tests expect",
+                    crate::manifest::handout_of(*number)
                 ),
             });
             if let Some((test, reason)) = failure {

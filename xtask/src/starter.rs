@@ -247,7 +247,10 @@ pub fn cut_done(file: &str, source: &str, done: &Done) -> Result<(String, Vec<To
             continue;
         }
         let starter_line = out.lines().count() + 1;
-        let message = format!("TODO({step}): {summary}; see LAB.md, step {step}");
+        let message = format!(
+            "TODO({step}): {summary}; see {}, step {step}",
+            crate::manifest::handout_of(step)
+        );
         writeln!(out, "{indent}// TODO({step}): {summary}").unwrap();
         match standin {
             None => writeln!(out, "{indent}todo!({message:?})").unwrap(),
