@@ -13,7 +13,7 @@ default:
 
 # The suite's student environment (no snapshot accepted, no backtraces) is
 # defined once, in xtask/src/suite.rs. For libtest's raw report instead of the
-# summary: `cargo lab -- step3_`.
+# summary: `cargo lab -- step03_`.
 
 # Test YOUR starter: your next step's failing tests, a count per step, then where to start; `just test 3` shows step 3 in full (cargo: `cargo lab-test 3`).
 [no-exit-message]

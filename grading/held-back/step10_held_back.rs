@@ -1,7 +1,7 @@
 //! Held back from the student edition: interleavings in the style of step
 //! 9 (no TODO of its own: the TODOs of steps 1-8; rules B2-B7, B9, E3,
 //! E5), written out as scenarios whose every choice is drawn from the
-//! student's seed (`LAB_STUDENT_SEED`, see `step1_seeded.rs`): how many
+//! student's seed (`LAB_STUDENT_SEED`, see `step01_seeded.rs`): how many
 //! callers, the order in which their attempts report or are polled, which
 //! calls are dropped, when the clock moves and how each attempt ends. The
 //! expected results are worked out from the rules by counting, on one
@@ -15,7 +15,7 @@ use std::time::Duration;
 use retry_breaker::{Clock, ExecuteError, Recorded, Rejected, State};
 use tokio_util::sync::CancellationToken;
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::breaker_core::{WAITING, assert_refused, assert_state};
 use crate::support::{Fault, Gate, Lab, ms, poll_once, retryable};
 

@@ -9,6 +9,15 @@
 
 mod support;
 
+mod step01_closed;
+mod step02_open_and_half_open;
+mod step03_generations;
+mod step04_panics_and_drops;
+mod step05_backoff;
+mod step06_retry;
+mod step07_refusals;
+mod step08_cancellation;
+mod step09_worked_example;
 mod step10_explore;
 mod step11_classify;
 mod step12_probes;
@@ -17,13 +26,4 @@ mod step14_registry;
 mod step15_layer;
 mod step16_fleet;
 mod step17_bulkhead;
-mod step1_closed;
-mod step2_open_and_half_open;
-mod step3_generations;
-mod step4_panics_and_drops;
-mod step5_backoff;
-mod step6_retry;
-mod step7_refusals;
-mod step8_cancellation;
-mod step9_worked_example;
 mod toolkit;

@@ -967,7 +967,7 @@ mod tests {
   "output": "Grade: 3.5 \"of\" 10\n",
   "extra_data": {"seed": 0, "student": null, "refused": [], "ok": true},
   "tests": [
-    {"name": "Step 1: closed", "score": 2, "max_score": 4, "output": "pass  step1_closed::a\n"},
+    {"name": "Step 1: closed", "score": 2, "max_score": 4, "output": "pass  step01_closed::a\n"},
     {"name": "Step 1: closed (held-back tests)", "score": 1.5, "max_score": 2, "output": ""},
     {"name": "Step 2: open", "score": 0, "max_score": 4, "output": "\u00e9"},
     {"name": "Provided parts", "score": 0, "max_score": 0, "output": ""}

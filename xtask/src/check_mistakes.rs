@@ -561,12 +561,12 @@ mod tests {
     #[test]
     fn the_first_test_must_name_a_rule_the_mistake_breaks() {
         let b2 = [Rule::parse("B2").unwrap()];
-        assert_eq!(misdiagnosed(Some("step1_closed::b2_opens"), &b2), None);
+        assert_eq!(misdiagnosed(Some("step01_closed::b2_opens"), &b2), None);
         assert_eq!(misdiagnosed(Some("step4_p::b2_b7_two_rules"), &b2), None);
         assert_eq!(
-            misdiagnosed(Some("step1_closed::b1_overflows"), &b2).as_deref(),
+            misdiagnosed(Some("step01_closed::b1_overflows"), &b2).as_deref(),
             Some(
-                "it breaks B2, but `just test` starts at step1_closed::b1_overflows, which checks B1"
+                "it breaks B2, but `just test` starts at step01_closed::b1_overflows, which checks B1"
             )
         );
         assert!(
@@ -824,8 +824,8 @@ mod tests {
         }
         let mut missing = Vec::new();
         for (number, name) in &steps {
-            if !root.join(format!("hints/step{number}.md")).is_file() {
-                missing.push(format!("step {number} ({name}): hints/step{number}.md"));
+            if !root.join(format!("hints/step{number:02}.md")).is_file() {
+                missing.push(format!("step {number} ({name}): hints/step{number:02}.md"));
             }
             if todo_steps.contains(number) && !mistakes.contains(number) {
                 missing.push(format!("step {number} ({name}): a mistake in mistakes/"));
@@ -833,7 +833,7 @@ mod tests {
             let earns = weights.steps[number] > 0.0;
             let held = held_back
                 .iter()
-                .any(|module| module.module.starts_with(&format!("step{number}_")));
+                .any(|module| module.module.starts_with(&format!("step{number:02}_")));
             if earns && !held {
                 missing.push(format!(
                     "step {number} ({name}): held-back tests in grading/held-back/"

@@ -81,7 +81,7 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
         for test in failed {
             println!("  {test}");
         }
-        if !failed.iter().any(|test| test.starts_with("step8_")) {
+        if !failed.iter().any(|test| test.starts_with("step08_")) {
             problems.push("no step 8 test caught the wrong step-8 answer".to_owned());
         }
     }

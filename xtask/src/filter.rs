@@ -39,5 +39,5 @@ pub(crate) fn resolve(step: &str) -> Result<Option<(u32, String)>, String> {
 
 /// The libtest filter that selects one step's tests.
 pub(crate) fn filter_for(number: u32, name: &str) -> String {
-    format!("step{number}_{name}::")
+    format!("step{number:02}_{name}::")
 }

@@ -951,7 +951,7 @@ mod tests {
     fn a_build_error_is_shown_only_when_it_is_in_the_students_files() {
         let theirs = "   Compiling x\nerror[E0425]: cannot find value `y`\n  --> starter/src/circuit.rs:3:5\n   |\n3  |     y\n";
         assert!(first_error(theirs).contains("starter/src/circuit.rs:3:5"));
-        let held = "error: expected item, found `secret_case`\n  --> tests/lab/held_back/step3_held_back.rs:9:1\n   |\n9  | secret_case(7, 42);\n";
+        let held = "error: expected item, found `secret_case`\n  --> tests/lab/held_back/step03_held_back.rs:9:1\n   |\n9  | secret_case(7, 42);\n";
         let shown = first_error(held);
         assert!(
             !shown.contains("secret") && !shown.contains("held_back"),
@@ -1028,10 +1028,10 @@ mod tests {
     #[test]
     fn a_step_earns_its_share_of_passing_tests_and_controls_earn_nothing() {
         let tests = [
-            verdict("step1_closed::a", true, false),
-            verdict("step1_closed::b", true, false),
-            verdict("step1_closed::c", false, false),
-            verdict("step1_closed::d", false, true),
+            verdict("step01_closed::a", true, false),
+            verdict("step01_closed::b", true, false),
+            verdict("step01_closed::c", false, false),
+            verdict("step01_closed::d", false, true),
         ];
         let scored = tests.iter().filter(|test| !test.control);
         assert_eq!(share(10.0, scored), 6.67);
@@ -1059,13 +1059,13 @@ mod tests {
     fn unreported_tests_fail_and_thread_ids_are_dropped() {
         let mut results = suite::Results::new();
         results.insert(
-            "step1_closed::a".into(),
+            "step01_closed::a".into(),
             suite::Outcome {
                 passed: false,
-                output: "thread 'step1_closed::a' (42) panicked at x.rs:1:1:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n".into(),
+                output: "thread 'step01_closed::a' (42) panicked at x.rs:1:1:\nboom\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n".into(),
             },
         );
-        let names = ["step1_closed::a".to_owned(), "step1_closed::b".to_owned()];
+        let names = ["step01_closed::a".to_owned(), "step01_closed::b".to_owned()];
         let verdicts = verdicts(&names, &results, &Default::default(), &[]);
         assert_eq!(verdicts[0].reason, "boom");
         assert_eq!(verdicts[0].detail, "boom");

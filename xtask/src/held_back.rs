@@ -42,10 +42,10 @@ pub fn read(dir: &Path, steps: &[(u32, String)]) -> Result<Vec<HeldBack>, String
         }
         if steps
             .iter()
-            .any(|(number, title)| format!("step{number}_{title}") == module)
+            .any(|(number, title)| format!("step{number:02}_{title}") == module)
         {
             return Err(format!(
-                "grading/held-back/{name}: the suite already has a module `{module}`; rename the file, e.g. step{step}_held_back.rs"
+                "grading/held-back/{name}: the suite already has a module `{module}`; rename the file, e.g. step{step:02}_held_back.rs"
             ));
         }
         let text = fs::read_to_string(dir.join(&name)).map_err(|e| format!("{name}: {e}"))?;
@@ -81,7 +81,7 @@ pub fn install(held_back: &[HeldBack], workspace: &Path, key: u64) -> Result<Ali
         .collect();
     for (module, alias) in &modules {
         let mut text = module.text.clone();
-        // Modules name each other (`crate::step1_seeded::Draw`).
+        // Modules name each other (`crate::step01_seeded::Draw`).
         for (other, other_alias) in &modules {
             text = text.replace(
                 &format!("crate::{}::", other.module),
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn a_module_name_gives_its_step() {
-        assert_eq!(module_step("step3_held_back"), Some(3));
+        assert_eq!(module_step("step03_held_back"), Some(3));
         assert_eq!(module_step("step13_more_seeds"), Some(13));
         assert_eq!(module_step("step3"), None);
         assert_eq!(module_step("stepx_held_back"), None);
@@ -253,12 +253,12 @@ mod tests {
         fs::write(workspace.join("tests/lab/main.rs"), "mod support;\n").unwrap();
         let modules = [
             HeldBack {
-                module: "step1_seeded".into(),
+                module: "step01_seeded".into(),
                 text: "pub struct Draw;\n".into(),
             },
             HeldBack {
-                module: "step3_held_back".into(),
-                text: "//! Doc.\nuse crate::step1_seeded::Draw;\n\n/// Why.\n#[test]\n#[should_panic]\nfn b6_secret_case() {\n    let _ = Draw;\n}\n\n#[test]\nfn b11_in_a_child() {\n    run_child(\"step3_held_back::child\");\n}\n\n#[test]\n#[ignore = \"run by b11_in_a_child\"]\nfn child() {}\n".into(),
+                module: "step03_held_back".into(),
+                text: "//! Doc.\nuse crate::step01_seeded::Draw;\n\n/// Why.\n#[test]\n#[should_panic]\nfn b6_secret_case() {\n    let _ = Draw;\n}\n\n#[test]\nfn b11_in_a_child() {\n    run_child(\"step03_held_back::child\");\n}\n\n#[test]\n#[ignore = \"run by b11_in_a_child\"]\nfn child() {}\n".into(),
             },
         ];
         let aliases = install(&modules, &workspace, 7).unwrap();
@@ -267,38 +267,38 @@ mod tests {
             !main.contains("step3") && !main.contains("seeded"),
             "{main}"
         );
-        let opaque = aliases.opaque("step3_held_back::b6_secret_case");
+        let opaque = aliases.opaque("step03_held_back::b6_secret_case");
         assert!(
             opaque.starts_with("hb_") && opaque.contains("::t_"),
             "{opaque}"
         );
-        assert_eq!(aliases.real(&opaque), "step3_held_back::b6_secret_case");
+        assert_eq!(aliases.real(&opaque), "step03_held_back::b6_secret_case");
         assert_eq!(
-            aliases.real("step3_generations::b6_x"),
-            "step3_generations::b6_x"
+            aliases.real("step03_generations::b6_x"),
+            "step03_generations::b6_x"
         );
         let module = opaque.split("::").next().unwrap();
         let file =
             fs::read_to_string(workspace.join(format!("tests/lab/held_back/{module}.rs"))).unwrap();
         assert!(
-            !file.contains("secret") && !file.contains("step1_seeded"),
+            !file.contains("secret") && !file.contains("step01_seeded"),
             "{file}"
         );
         assert!(file.contains("#[should_panic]\nfn t_"), "{file}");
-        let child = aliases.opaque("step3_held_back::child");
+        let child = aliases.opaque("step03_held_back::child");
         assert!(file.contains(&format!("run_child(\"{child}\")")), "{file}");
         assert_eq!(
             aliases.restore(&format!(
                 "thread '{opaque}' panicked at tests/lab/held_back/{module}.rs:9:5"
             )),
-            "thread 'step3_held_back::b6_secret_case' panicked at tests/lab/held_back/step3_held_back.rs:9:5"
+            "thread 'step03_held_back::b6_secret_case' panicked at tests/lab/held_back/step03_held_back.rs:9:5"
         );
         // Another machine's key: other names, other lines.
         let again = workspace.join("again");
         fs::create_dir_all(again.join("tests/lab")).unwrap();
         fs::write(again.join("tests/lab/main.rs"), "").unwrap();
         let other = install(&modules, &again, 8).unwrap();
-        assert_ne!(other.opaque("step3_held_back::b6_secret_case"), opaque);
+        assert_ne!(other.opaque("step03_held_back::b6_secret_case"), opaque);
         fs::remove_dir_all(&workspace).unwrap();
     }
 

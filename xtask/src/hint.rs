@@ -19,7 +19,7 @@ pub(crate) fn hint(step: Option<&str>, reset: Option<&str>) -> Result<(), String
         return Err("usage: just hint STEP (a number, as in `just hint 3`, or a name)".to_owned());
     };
     let root = root();
-    let file = root.join("hints").join(format!("step{number}.md"));
+    let file = root.join("hints").join(format!("step{number:02}.md"));
     let Ok(text) = fs::read_to_string(&file) else {
         return Err(format!(
             "step {number} ({name}) has no TODO of its own, so it has no hints: its failures name \
@@ -28,9 +28,11 @@ pub(crate) fn hint(step: Option<&str>, reset: Option<&str>) -> Result<(), String
     };
     let hints = sections(&text);
     if hints.is_empty() {
-        return Err(format!("hints/step{number}.md has no `## Hint` sections"));
+        return Err(format!(
+            "hints/step{number:02}.md has no `## Hint` sections"
+        ));
     }
-    let seen_file = root.join("target/hints").join(format!("step{number}"));
+    let seen_file = root.join("target/hints").join(format!("step{number:02}"));
     if reset == Some("reset") {
         let _ = fs::remove_file(&seen_file);
         println!("Hints for step {number} start again from the first.");

@@ -85,7 +85,9 @@ pub(crate) fn step_sections(text: &str) -> BTreeMap<u32, String> {
 }
 
 /// The lab's steps, as `(number, name)`, read from the suite's module files
-/// (`tests/lab/step3_half_open.rs` is step 3, `half_open`).
+/// (`tests/lab/step03_half_open.rs` is step 3, `half_open`). A step's number
+/// takes two digits, so that files, tests and hints sort in step order
+/// (`step10` after `step09`, not before `step2`); one without is an error.
 pub(crate) fn steps() -> Result<Vec<(u32, String)>, String> {
     let dir = root().join("tests/lab");
     let mut steps = Vec::new();
@@ -98,8 +100,14 @@ pub(crate) fn steps() -> Result<Vec<(u32, String)>, String> {
         else {
             continue;
         };
-        if let Some((number, title)) = stem.split_once('_') {
-            if let Ok(number) = number.parse() {
+        if let Some((digits, title)) = stem.split_once('_') {
+            if let Ok(number) = digits.parse::<u32>() {
+                if digits.len() != 2 {
+                    return Err(format!(
+                        "tests/lab/{name}: a step's number takes two digits \
+                         (tests/lab/step{number:02}_{title}.rs), so the steps sort in order"
+                    ));
+                }
                 steps.push((number, title.to_owned()));
             }
         }
@@ -130,7 +138,7 @@ pub(crate) const RACE: &str = "A race:";
 
 /// The tests of the suite documented with `/// MARKER why`, by full name,
 /// with why: in every module file under `tests/lab` but `main.rs` and the
-/// support code (`tests/lab/step6_retry/policy.rs` is `step6_retry::policy`).
+/// support code (`tests/lab/step06_retry/policy.rs` is `step06_retry::policy`).
 fn documented(marker: &str) -> Result<BTreeMap<String, String>, String> {
     let mut found = BTreeMap::new();
     submodule_docs(&root().join("tests/lab"), "", marker, &mut found)?;
@@ -217,23 +225,29 @@ mod tests {
     #[test]
     fn the_controls_of_submodules_are_found_under_their_full_names() {
         let dir = std::env::temp_dir().join(format!("xtask-controls-{}", std::process::id()));
-        fs::create_dir_all(dir.join("step6_retry/policy")).unwrap();
+        fs::create_dir_all(dir.join("step06_retry/policy")).unwrap();
         let control = "/// A control: jitter is\n/// per call.\n#[test]\nfn e8_x() {}\n\
                        #[test]\nfn e8_y() {}\n";
-        fs::write(dir.join("step6_retry/policy.rs"), control).unwrap();
-        fs::write(dir.join("step6_retry/policy/deep.rs"), control).unwrap();
+        fs::write(dir.join("step06_retry/policy.rs"), control).unwrap();
+        fs::write(dir.join("step06_retry/policy/deep.rs"), control).unwrap();
         let mut found = BTreeMap::new();
-        submodule_docs(&dir.join("step6_retry"), "step6_retry", CONTROL, &mut found).unwrap();
+        submodule_docs(
+            &dir.join("step06_retry"),
+            "step06_retry",
+            CONTROL,
+            &mut found,
+        )
+        .unwrap();
         fs::remove_dir_all(&dir).unwrap();
         assert_eq!(
             found.into_iter().collect::<Vec<_>>(),
             [
                 (
-                    "step6_retry::policy::deep::e8_x".into(),
+                    "step06_retry::policy::deep::e8_x".into(),
                     "jitter is per call.".into()
                 ),
                 (
-                    "step6_retry::policy::e8_x".into(),
+                    "step06_retry::policy::e8_x".into(),
                     "jitter is per call.".into()
                 ),
             ]

@@ -145,7 +145,7 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
         }
         if !with_tests.contains(&step.number) {
             return Err(format!(
-                "steps.toml:{}: step {} has no tests (tests/lab/step{}_*.rs)",
+                "steps.toml:{}: step {} has no tests (tests/lab/step{:02}_*.rs)",
                 step.line, step.number, step.number
             ));
         }

@@ -178,8 +178,8 @@ fn exists(path: &Path) -> bool {
     })
 }
 
-/// A test of the suite that a code span names (`step3_generations::b6_x`,
-/// `step4_panics_and_drops::clock::b7_y`): its module path and its name.
+/// A test of the suite that a code span names (`step03_generations::b6_x`,
+/// `step04_panics_and_drops::clock::b7_y`): its module path and its name.
 fn test_named(span: &str) -> Option<(Vec<&str>, &str)> {
     let mut parts: Vec<&str> = span.split("::").collect();
     let first = parts.first()?;
@@ -397,7 +397,7 @@ mod tests {
 
     fn tree() -> tempdir::Tree {
         let tree = tempdir::Tree::new("named");
-        tree.write("tests/lab/step3_generations.rs", "#[test]\nfn b6_x() {}\n");
+        tree.write("tests/lab/step03_generations.rs", "#[test]\nfn b6_x() {}\n");
         tree.write("tests/lab/step4_panics/clock.rs", "#[test]\nfn b7_y() {}\n");
         tree.write("starter/src/circuit.rs", "");
         tree.write("mistakes/48-uncloneable.mistake", "");
@@ -425,7 +425,7 @@ mod tests {
     fn what_the_tree_has_is_not_missing() {
         let tree = tree();
         let text = "Run `just test 3` or `just hint 1`; read `starter/src/circuit.rs`,\n\
-                    `starter/src/`, `mistakes/48`, `step3_generations::b6_x` and\n\
+                    `starter/src/`, `mistakes/48`, `step03_generations::b6_x` and\n\
                     `step4_panics::clock::b7_y`; `target/grade/results.json` is written.\n\
                     ```console\n$ just test\n```\n";
         assert_eq!(missing_in(&tree, text), Vec::<String>::new());
@@ -435,7 +435,7 @@ mod tests {
     fn a_recipe_a_path_a_test_or_a_kit_crate_the_tree_lacks_is_named_with_its_line() {
         let tree = tree();
         let text = "Run `just loom`.\n\
-                    Read `solution/src/shortcut.rs` and `step3_generations::b6_gone`.\n\
+                    Read `solution/src/shortcut.rs` and `step03_generations::b6_gone`.\n\
                     ```console\n$ just check-mistakes\n```\n\
                     See `retry_breaker_solution::RetryBreaker`.\n";
         assert_eq!(
@@ -443,7 +443,7 @@ mod tests {
             [
                 "LAB.md:1: `just loom`: no such recipe",
                 "LAB.md:2: `solution/src/shortcut.rs`: no such file or folder",
-                "LAB.md:2: `step3_generations::b6_gone`: no such test in tests/lab",
+                "LAB.md:2: `step03_generations::b6_gone`: no such test in tests/lab",
                 "LAB.md:4: `just check-mistakes`: no such recipe",
                 "LAB.md:6: `retry_breaker_solution`: a crate the student edition does not have",
             ]

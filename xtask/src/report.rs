@@ -507,7 +507,7 @@ pub fn junit(grade: &Grade) -> String {
     for step in &grade.steps {
         suite(
             &mut out,
-            &format!("step{}_{}", step.number, step.name),
+            &format!("step{:02}_{}", step.number, step.name),
             step.score,
             step.points,
             &step.tests,
@@ -802,8 +802,8 @@ mod tests {
                 points: 10.0,
                 score: 5.0,
                 tests: vec![
-                    verdict("step1_closed::b2_a", true),
-                    verdict("step1_closed::b2_b", false),
+                    verdict("step01_closed::b2_a", true),
+                    verdict("step01_closed::b2_b", false),
                 ],
             }])
         };

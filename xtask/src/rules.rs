@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn a_test_names_the_rules_its_name_starts_with() {
-        assert_eq!(ids(&of_test("step1_closed::b2_a_success_resets")), ["B2"]);
+        assert_eq!(ids(&of_test("step01_closed::b2_a_success_resets")), ["B2"]);
         assert_eq!(
             ids(&of_test("step4_p::b5_b7_a_probe_admitted")),
             ["B5", "B7"]
@@ -118,7 +118,7 @@ mod tests {
             ids(&of_test("step10_e::stress::b5_b8_threads")),
             ["B5", "B8"]
         );
-        assert!(of_test("step9_worked_example::worked_example_end_to_end").is_empty());
+        assert!(of_test("step09_worked_example::worked_example_end_to_end").is_empty());
         assert!(of_test("toolkit::every_error_message_is_a_sentence").is_empty());
         assert!(of_test("step4_p::child_b11_hook_panics").is_empty());
     }

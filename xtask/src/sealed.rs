@@ -531,7 +531,7 @@ mod tests {
     use super::*;
     use std::os::unix::process::ExitStatusExt;
 
-    const NAME: &str = "step1_closed::b2_x";
+    const NAME: &str = "step01_closed::b2_x";
 
     fn ran(code: i32, stdout: &str) -> Ran {
         Ran {
@@ -551,7 +551,7 @@ mod tests {
 
     fn failing() -> String {
         format!(
-            "\nrunning 1 test\ntest {NAME} ... FAILED\n\nfailures:\n\n---- {NAME} stdout ----\n\nthread '{NAME}' (3) panicked at tests/lab/step1_closed.rs:9:5:\nTODO(1): count the failure (B2)\n\n\nfailures:\n    {NAME}\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 155 filtered out; finished in 0.00s\n\n"
+            "\nrunning 1 test\ntest {NAME} ... FAILED\n\nfailures:\n\n---- {NAME} stdout ----\n\nthread '{NAME}' (3) panicked at tests/lab/step01_closed.rs:9:5:\nTODO(1): count the failure (B2)\n\n\nfailures:\n    {NAME}\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 155 filtered out; finished in 0.00s\n\n"
         )
     }
 

@@ -569,7 +569,7 @@ mod tests {
 
     const RUN: &str = "
 running 3 tests
-test step1_closed::a ... ok
+test step01_closed::a ... ok
 test step2_open::b ... FAILED
 test toolkit::c ... ok
 
@@ -599,7 +599,7 @@ test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
     fn reads_verdicts_and_failure_messages() {
         let results = parse(RUN);
         assert_eq!(results.len(), 3);
-        assert!(results["step1_closed::a"].passed);
+        assert!(results["step01_closed::a"].passed);
         let failed = &results["step2_open::b"];
         assert!(!failed.passed);
         assert_eq!(
@@ -762,7 +762,7 @@ note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
         assert_eq!(reason("\nwatchdog: stuck\n"), "watchdog: stuck");
         assert_eq!(
             reason(
-                "step6_retry::t failed at tests/lab/step6_retry.rs:9\nTODO(6): retry\nTODO(2): refuse\n"
+                "step06_retry::t failed at tests/lab/step06_retry.rs:9\nTODO(6): retry\nTODO(2): refuse\n"
             ),
             "TODO(2): refuse"
         );

@@ -75,7 +75,7 @@ mod tests {
             .expect("the solution's TODOs")
             .todos;
         for todo in todos {
-            let file = root().join(format!("hints/step{}.md", todo.step));
+            let file = root().join(format!("hints/step{:02}.md", todo.step));
             let text = fs::read_to_string(&file).unwrap_or_default();
             assert!(
                 crate::hint::sections(&text).len() >= 2,

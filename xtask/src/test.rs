@@ -287,11 +287,11 @@ mod tests {
     const RUN: &str = "
 running 6 tests
 test step2_open::b3_refuses ... FAILED
-test step1_closed::b2_counts ... ok
-test step1_closed::b2_opens ... FAILED
+test step01_closed::b2_counts ... ok
+test step01_closed::b2_opens ... FAILED
 test step2_open::b3_control ... ok
 test toolkit::clock ... ok
-test step1_closed::b1_zero ... FAILED
+test step01_closed::b1_zero ... FAILED
 
 failures:
 
@@ -301,22 +301,22 @@ thread 'step2_open::b3_refuses' (41) panicked at starter/src/circuit.rs:96:17:
 not yet implemented: TODO(2): refuse the attempt; see LAB.md, step 2
 note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
 
----- step1_closed::b2_opens stdout ----
+---- step01_closed::b2_opens stdout ----
 
-thread 'step1_closed::b2_opens' (42) panicked at tests/lab/step1_closed.rs:30:5:
+thread 'step01_closed::b2_opens' (42) panicked at tests/lab/step01_closed.rs:30:5:
 assertion `left == right` failed: TODO(1): the circuit opens at the threshold (B2)
   left: Closed { failures: 3 }
  right: Open
 
----- step1_closed::b1_zero stdout ----
+---- step01_closed::b1_zero stdout ----
 
-thread 'step1_closed::b1_zero' (43) panicked at starter/src/circuit.rs:141:17:
+thread 'step01_closed::b1_zero' (43) panicked at starter/src/circuit.rs:141:17:
 not yet implemented: TODO(1): count the failure; see LAB.md, step 1
 
 
 failures:
-    step1_closed::b1_zero
-    step1_closed::b2_opens
+    step01_closed::b1_zero
+    step01_closed::b2_opens
     step2_open::b3_refuses
 
 test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
@@ -380,8 +380,8 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
             failure_list(&results, 60, |_| true),
             [
                 "",
-                "FAILED step1_closed::b1_zero : not yet implemented: TODO(1): count the failure; see LAB....",
-                "FAILED step1_closed::b2_opens : assertion `left == right` failed: TODO(1): the circuit op...",
+                "FAILED step01_closed::b1_zero : not yet implemented: TODO(1): count the failure; see LAB....",
+                "FAILED step01_closed::b2_opens : assertion `left == right` failed: TODO(1): the circuit op...",
                 "",
                 "FAILED step2_open::b3_refuses : not yet implemented: TODO(2): refuse the attempt; see LAB...",
             ]
@@ -404,7 +404,7 @@ test result: FAILED. 3 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
                 "  provided parts              1/1",
                 "Start here: step 1 (closed); `just test 1` shows its failures in full.",
                 "  your TODO: starter/src/circuit.rs:140  // TODO(1): count the failure",
-                "  first failing test: step1_closed::b1_zero",
+                "  first failing test: step01_closed::b1_zero",
                 "  it says: not yet implemented: TODO(1): count the failure; see LAB.md, step 1",
                 "  stuck? `just hint 1` gives a hint, one more each time",
             ]
@@ -483,7 +483,7 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
                 "Every step passes. Well done! See LAB.md, \"Going further\".",
             ]
         );
-        results.retain(|test, _| test.starts_with("step1_"));
+        results.retain(|test, _| test.starts_with("step01_"));
         assert_eq!(
             report(&results, true)[2..],
             [
@@ -545,14 +545,14 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
             suite::STOPPED_EARLY.to_owned(),
             suite::Outcome {
                 passed: false,
-                output: "watchdog: step1_closed::b2_opens was still running after 5s\n".into(),
+                output: "watchdog: step01_closed::b2_opens was still running after 5s\n".into(),
             },
         );
         assert_eq!(
             failure_list(&results, 160, |_| true),
             [
                 "",
-                "FAILED (the suite stopped early) : watchdog: step1_closed::b2_opens was still running after 5s",
+                "FAILED (the suite stopped early) : watchdog: step01_closed::b2_opens was still running after 5s",
             ]
         );
         assert_eq!(
@@ -560,7 +560,7 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
             [
                 "Mistakes others made in steps 1 and 2, now that they pass: MISTAKES.md, a section each.",
                 "Start here: (the suite stopped early)",
-                "  it says: watchdog: step1_closed::b2_opens was still running after 5s",
+                "  it says: watchdog: step01_closed::b2_opens was still running after 5s",
             ]
         );
     }

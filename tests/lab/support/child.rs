@@ -12,7 +12,7 @@ pub fn is_child() -> bool {
     std::env::var_os(CHILD).is_some_and(|v| v == "1")
 }
 
-/// Runs the ignored test `name` (its full path, `step5_…::child_…`) in a new
+/// Runs the ignored test `name` (its full path, `step05_…::child_…`) in a new
 /// process of this test binary, and fails with what it printed unless it
 /// passed.
 pub fn run_child(name: &str) {

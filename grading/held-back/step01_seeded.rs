@@ -1,6 +1,6 @@
 //! Held back from the student edition: no tests, only the per-student seed
 //! that every other held-back module draws its parameters from. (Its name
-//! starts with `step1_` because every held-back file must; having no tests,
+//! starts with `step01_` because every held-back file must; having no tests,
 //! it adds nothing to step 1's score. The other held-back modules use it,
 //! so keep it with them.)
 //!

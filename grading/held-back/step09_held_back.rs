@@ -9,14 +9,14 @@ use std::task::Poll;
 use retry_breaker::{Clock, ExecuteError, Rejected, State};
 use tokio_util::sync::CancellationToken;
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::breaker_core::assert_state;
 use crate::support::{Fault, Lab, Script, ms, poll_once, retryable, run};
 
 #[test]
 fn the_worked_example_with_a_drawn_threshold_and_cooldown() {
     let mut draw =
-        Draw::new("step9_held_back::the_worked_example_with_a_drawn_threshold_and_cooldown");
+        Draw::new("step09_held_back::the_worked_example_with_a_drawn_threshold_and_cooldown");
     let threshold = draw.count(2, 5);
     let cooldown = draw.millis(12, 80);
     let says = format!("(threshold {threshold}, cooldown {cooldown:?})");

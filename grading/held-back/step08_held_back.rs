@@ -1,7 +1,7 @@
 //! Held back from the student edition: cancellation (TODO(8); rules E2,
 //! E5, E7), with budgets, backoffs, faults, the state the breaker is in and
 //! the attempt or sleep during which the token is cancelled drawn from the
-//! student's seed (`LAB_STUDENT_SEED`, see `step1_seeded.rs`). Every test
+//! student's seed (`LAB_STUDENT_SEED`, see `step01_seeded.rs`). Every test
 //! includes a case in which a call that ignored its token would go on, and
 //! every failure message says what was drawn.
 
@@ -14,7 +14,7 @@ use std::time::Duration;
 use retry_breaker::{ExecuteError, ManualSleeper, Sleeper, State};
 use tokio_util::sync::CancellationToken;
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::{Ending, Fault, Gate, Lab, Script, ms, poll_once, retryable, run};
 
 const LOOPED: &str = "the call did not notice its cancelled token: TODO(8)";

@@ -2,7 +2,7 @@
 //! so does the hook (TODO(4); rules B7, B11), with thresholds, cooldowns,
 //! orders of panics, drops and reports, probe durations and the probe whose
 //! admission makes the hook panic drawn from the student's seed
-//! (`LAB_STUDENT_SEED`, see `step1_seeded.rs`). Every failure message says
+//! (`LAB_STUDENT_SEED`, see `step01_seeded.rs`). Every failure message says
 //! what was drawn.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use retry_breaker::{Clock, Phase, Rejected, State};
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::breaker_core::{PROBING, WAITING, assert_state, outlived_by_a_cooldown};
 use crate::support::{Hooked, Lab, ms, panic_message};
 
@@ -372,6 +372,6 @@ fn child_b11_hook_panics_while_a_drawn_failure_unwinds() {
 #[test]
 fn b11_a_hook_panic_while_a_panic_reaches_a_drawn_threshold_never_aborts_the_process() {
     crate::support::run_child(
-        "step4_held_back::child_b11_hook_panics_while_a_drawn_failure_unwinds",
+        "step04_held_back::child_b11_hook_panics_while_a_drawn_failure_unwinds",
     );
 }

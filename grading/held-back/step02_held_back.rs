@@ -2,14 +2,14 @@
 //! visible suite does not use (TODO(2); rules B1, B3, B4, B5, B9, B10). The
 //! first test is fixed; the others draw their thresholds, cooldowns (to the
 //! nanosecond), clock readings, probe durations and numbers of contenders
-//! from the student's seed (`LAB_STUDENT_SEED`, see `step1_seeded.rs`),
+//! from the student's seed (`LAB_STUDENT_SEED`, see `step01_seeded.rs`),
 //! and say what they drew in every failure message.
 
 use std::time::Duration;
 
 use retry_breaker::{Clock, Phase, Rejected, State};
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::breaker_core::{PROBING, assert_counted, assert_refused, assert_state};
 use crate::support::{Lab, ms};
 

@@ -1,14 +1,14 @@
 //! Held back from the student edition: generations fence off stale outcomes
 //! (TODO(3); rules B6, B9), with thresholds, numbers of late attempts,
 //! orders of their reports and the state they report into drawn from the
-//! student's seed (`LAB_STUDENT_SEED`, see `step1_seeded.rs`). Every
+//! student's seed (`LAB_STUDENT_SEED`, see `step01_seeded.rs`). Every
 //! failure message says what was drawn.
 
 use std::time::Duration;
 
 use retry_breaker::{ManualClock, Permit, Recorded, Rejected, State};
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::breaker_core::{
     PROBING, admitted, assert_refused, assert_stale, assert_state, outlived_by_a_cooldown,
 };

@@ -1,6 +1,6 @@
 //! Held back from the student edition: backoff policies (TODO(5); rule E8)
 //! with bases, caps, jitter seeds and attempt numbers drawn from the
-//! student's seed (`LAB_STUDENT_SEED`, see `step1_seeded.rs`). Exponential
+//! student's seed (`LAB_STUDENT_SEED`, see `step01_seeded.rs`). Exponential
 //! delays are compared with `min(cap, base * 2^(attempt - 1))` worked out in
 //! 128-bit integers; jitter is checked for its bounds, its purity and its
 //! spread. Every failure message says what was drawn.
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use retry_breaker::backoff;
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::ms;
 
 /// `min(cap, base * 2^(attempt - 1))` by plain big-integer arithmetic,

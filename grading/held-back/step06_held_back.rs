@@ -3,7 +3,7 @@
 //! thresholds, cooldowns, the backoff of every attempt, the faults and the
 //! attempt at which a call succeeds, gives up or panics drawn from the
 //! student's seed
-//! (`LAB_STUDENT_SEED`, see `step1_seeded.rs`). The expected results are
+//! (`LAB_STUDENT_SEED`, see `step01_seeded.rs`). The expected results are
 //! worked out from the rules by counting; every failure message says what
 //! was drawn.
 
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use retry_breaker::{ExecuteError, State};
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::{Ending, Fault, Lab, Script, ms, panic_message, retryable, run};
 
 const LOOPED: &str = "the retry loop did not stop after the last attempt: TODO(6)";

@@ -1,15 +1,15 @@
 //! Held back from the student edition: refusals and the cause (TODO(7);
 //! rules E3, E4, E10), with thresholds, cooldowns, budgets, backoffs, faults
 //! and the moment a call meets an open circuit or a probe in flight drawn
-//! from the student's seed (`LAB_STUDENT_SEED`, see `step1_seeded.rs`).
+//! from the student's seed (`LAB_STUDENT_SEED`, see `step01_seeded.rs`).
 //! Every failure message says what was drawn.
 
 use std::time::Duration;
 
 use retry_breaker::{Rejected, State};
 
-use crate::step1_seeded::Draw;
-use crate::step6_held_back::{backoff, delays, retryable_faults, shown};
+use crate::step01_seeded::Draw;
+use crate::step06_held_back::{backoff, delays, retryable_faults, shown};
 use crate::support::{Ending, Fault, Lab, Script, ms, run};
 
 const LOOPED: &str = "the retry loop did not stop after a refusal (E3): TODO(7)";

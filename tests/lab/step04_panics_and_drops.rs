@@ -209,7 +209,7 @@ fn child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic() {
 #[test]
 fn b11_a_hook_that_panics_while_a_panic_unwinds_never_aborts_the_process() {
     crate::support::run_child(
-        "step4_panics_and_drops::child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic",
+        "step04_panics_and_drops::child_b11_hook_panics_while_a_permit_is_dropped_by_a_panic",
     );
 }
 

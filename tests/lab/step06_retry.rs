@@ -810,7 +810,7 @@ fn child_b11_task_and_hook_both_panic() {
 
 #[test]
 fn b11_a_task_panic_and_a_hook_panic_together_the_task_panic_wins() {
-    crate::support::run_child("step6_retry::child_b11_task_and_hook_both_panic");
+    crate::support::run_child("step06_retry::child_b11_task_and_hook_both_panic");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! B1, B2, B8, B9, B11), with thresholds and cooldowns the visible suite
 //! does not use. The first two tests are fixed; the others draw their
 //! thresholds, cooldowns, clock readings and orders of outcomes from the
-//! student's seed (`LAB_STUDENT_SEED`, see `step1_seeded.rs`), and say what
+//! student's seed (`LAB_STUDENT_SEED`, see `step01_seeded.rs`), and say what
 //! they drew in every failure message.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use retry_breaker::{ConfigError, ManualClock, Phase, Recorded, RetryBreaker, State};
 
-use crate::step1_seeded::Draw;
+use crate::step01_seeded::Draw;
 use crate::support::breaker_core::{admitted, assert_counted, assert_state};
 use crate::support::{Hooked, Lab, guard, ms, panic_message};
 
