@@ -87,10 +87,14 @@ fn w1_a_breaker_reports_the_window_it_was_built_with_and_none_without() {
     assert_eq!(
         built.window(),
         Some(window),
-        "W1: the window it was built with"
+        "W1, TODO(13): the window it was built with"
     );
     let plain = RetryBreaker::new(1, ms(10), ManualClock::new()).expect("valid");
-    assert_eq!(plain.window(), None, "W1: consecutive mode has no window");
+    assert_eq!(
+        plain.window(),
+        None,
+        "W1, TODO(13): consecutive mode has no window"
+    );
 }
 
 #[test]
