@@ -7,7 +7,7 @@
 //! may block or call anything slow.
 //!
 //! The student designs this file whole: the starter gets only the interface
-//! below and the rules (see `xtask/src/starter.rs`).
+//! below and the rules (see `xtask/src/authoring/starter.rs`).
 // STARTER DESIGN: design/circuit.rs
 
 use std::time::Duration;

@@ -1,41 +1,27 @@
 //! Project chores, in Rust so that nothing beyond cargo is needed:
 //! `cargo xtask <command>`.
 
-mod autograder;
-mod check_export;
-mod check_forgeries;
-mod check_mistakes;
-mod check_readme;
-mod check_starter;
-mod check_verdict;
-mod designs;
-mod export;
-mod filter;
-mod grade;
-mod held_back;
-mod hint;
+// By audience: what students run, what grades, what instructors hand out,
+// what maintainers change the lab with; beside them, what they all share
+// (the lab's steps and rules, the suite's report, scratch folders).
+mod authoring;
+mod course;
+mod grading;
+mod students;
+
 mod lab;
-mod leak;
-mod library;
 mod manifest;
-mod mistake;
-mod named;
-mod predict;
-mod progress;
-mod report;
 mod rules;
-mod scoreboard;
 mod scratch;
-mod sealed;
-mod source_check;
-mod starter;
-mod submission;
 mod suite;
-mod sync;
-mod test;
-mod watch;
-mod weights;
 mod workspace_root;
+
+use authoring::{
+    check_forgeries, check_mistakes, check_readme, check_starter, check_verdict, library, sync,
+};
+use course::{autograder, check_export, export};
+use grading::grade;
+use students::{filter, hint, predict, progress, test, watch};
 
 use std::process::ExitCode;
 use workspace_root::root;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::scratch::copy_suite_workspace;
-use crate::{root, starter, suite};
+use crate::{authoring::starter, root, suite};
 
 /// The wrong answer: `run_until_cancelled` around the sleep with no check
 /// of the token before it, so a cancelled call still asks the sleeper.
@@ -106,8 +106,8 @@ pub(crate) fn check_verdict(runs: Option<&str>) -> Result<(), String> {
 
 /// Makes the scratch starter a finished lab with the one wrong answer.
 fn student_with_mistake(root: &Path, workspace: &Path) -> Result<(), String> {
-    let mistake = crate::mistake::Mistake::read(&root.join(MISTAKE))?;
-    crate::mistake::apply(&mistake, &workspace.join("solution/src"))
+    let mistake = crate::authoring::mistake::Mistake::read(&root.join(MISTAKE))?;
+    crate::authoring::mistake::apply(&mistake, &workspace.join("solution/src"))
         .map_err(|why| format!("{MISTAKE} does not apply: {why}"))?;
     let finished = starter::generate(&workspace.join("solution/src"), u32::MAX)?;
     let src = workspace.join("starter/src");

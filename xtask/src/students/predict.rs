@@ -24,8 +24,8 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::Path;
 use std::process::Command;
 
-use crate::grade::fnv1a;
-use crate::{filter, root};
+use crate::grading::grade::fnv1a;
+use crate::{root, students::filter};
 pub(crate) use questions::{STEPS, ask};
 
 /// The record, at the top of the student's repository.
@@ -885,6 +885,6 @@ mod tests {
             .collect();
         let full = score(Some(&render(&all)), &pristine, 5.0, None).unwrap();
         let total: f64 = full.iter().map(|s| s.score).sum();
-        assert_eq!(crate::grade::round(total), 5.0);
+        assert_eq!(crate::grading::grade::round(total), 5.0);
     }
 }

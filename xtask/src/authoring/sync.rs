@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::{root, starter};
+use crate::{authoring::starter, root};
 
 pub(crate) fn sync_starter() -> Result<(), String> {
     let root = root();
@@ -78,7 +78,7 @@ mod tests {
             let file = root().join(format!("hints/step{:02}.md", todo.step));
             let text = fs::read_to_string(&file).unwrap_or_default();
             assert!(
-                crate::hint::sections(&text).len() >= 2,
+                crate::students::hint::sections(&text).len() >= 2,
                 "{} needs at least two hints, from a nudge to nearly the answer",
                 file.display()
             );

@@ -27,8 +27,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::grade::{self, Grade, Options, Seed};
-use crate::{report, root};
+use crate::grading::grade::{self, Grade, Options, Seed};
+use crate::{grading::report, root};
 
 /// How often the same submission is regraded for the byte-identity check.
 const REGRADES: usize = 3;
@@ -153,7 +153,7 @@ fn grade(
             out: out.to_path_buf(),
             target: target.to_path_buf(),
             seed: Seed::new(id.map(str::to_owned), None, None),
-            limits: crate::sealed::Limits::from_env()?,
+            limits: crate::grading::sealed::Limits::from_env()?,
             // Every step, whatever its weight: a forgery must earn nothing
             // anywhere, and a regrade give the same bytes everywhere.
             all_steps: true,
@@ -170,14 +170,14 @@ fn grade(
 fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
     let mut public = std::collections::HashSet::new();
     for folder in ["tests/lab", "starter/src"] {
-        for path in crate::library::files_under(&root.join(folder))? {
+        for path in crate::authoring::library::files_under(&root.join(folder))? {
             if let Ok(text) = fs::read_to_string(&path) {
                 public.extend(text.lines().map(|line| line.trim().to_owned()));
             }
         }
     }
     let mut lines = Vec::new();
-    for path in crate::library::files_under(&root.join("grading/held-back"))? {
+    for path in crate::authoring::library::files_under(&root.join("grading/held-back"))? {
         let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         lines.extend(
             text.lines()
@@ -379,7 +379,11 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
     // Every step done as the solution does it: a student's crate with full
     // marks.
     let solution = base.join("finished");
-    crate::starter::write_crate(&root.join("solution/src"), u32::MAX, &solution.join("src"))?;
+    crate::authoring::starter::write_crate(
+        &root.join("solution/src"),
+        u32::MAX,
+        &solution.join("src"),
+    )?;
     println!(
         "== the finished crate, graded {REGRADES} times for one student: the same bytes every time"
     );
@@ -407,7 +411,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
         }
     }
     for part in REGRADED_MISTAKES {
-        let paths = crate::mistake::gallery(root, Some(part))?;
+        let paths = crate::authoring::mistake::gallery(root, Some(part))?;
         let Some(path) = paths.iter().find(|path| {
             path.file_name()
                 .unwrap()
@@ -417,7 +421,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
             failures.push(format!("no mistake of the gallery is numbered {part}"));
             continue;
         };
-        let mistake = crate::mistake::Mistake::read(path)?;
+        let mistake = crate::authoring::mistake::Mistake::read(path)?;
         let name = mistake.name.clone();
         let mistaken = base.join("mistaken-solution");
         if mistaken.exists() {
@@ -425,9 +429,13 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
         }
         // The whole crate: the generator reads its designs beside `src`.
         crate::scratch::copy_tree(&root.join("solution"), &mistaken)?;
-        crate::mistake::apply(&mistake, &mistaken.join("src"))?;
+        crate::authoring::mistake::apply(&mistake, &mistaken.join("src"))?;
         let student = base.join(format!("mistake-{name}"));
-        crate::starter::write_crate(&mistaken.join("src"), u32::MAX, &student.join("src"))?;
+        crate::authoring::starter::write_crate(
+            &mistaken.join("src"),
+            u32::MAX,
+            &student.join("src"),
+        )?;
         println!("== {name}, graded {MISTAKE_REGRADES} times for one student: the same bytes");
         let mut first: Option<(Vec<Vec<u8>>, f64)> = None;
         for run in 0..MISTAKE_REGRADES {
@@ -483,7 +491,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
     // untouched starter stops at its circuit's first `todo!()`, with the same
     // message for every student.)
     let partial = base.join("step-1-done");
-    crate::starter::write_crate(&root.join("solution/src"), 2, &partial.join("src"))?;
+    crate::authoring::starter::write_crate(&root.join("solution/src"), 2, &partial.join("src"))?;
     let mut messages = Vec::new();
     for id in ids {
         let graded = grade(

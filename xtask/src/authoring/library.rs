@@ -135,7 +135,7 @@ const REWRITES: &[(&str, &str, Option<&str>)] = &[
     ),
     (
         "src/circuit.rs",
-        "//! below and the rules (see `xtask/src/starter.rs`).",
+        "//! below and the rules (see `xtask/src/authoring/starter.rs`).",
         None,
     ),
     (
@@ -338,7 +338,7 @@ pub(crate) fn write_edition(root: &Path, into: &Path) -> Result<(), String> {
     if !left.is_empty() {
         return Err(format!(
             "the library edition would still speak of the lab; rewrite these in the solution, or \
-             add them to xtask/src/library.rs's REWRITES:\n  {}",
+             add them to xtask/src/authoring/library.rs's REWRITES:\n  {}",
             left.join("\n  ")
         ));
     }

@@ -34,7 +34,7 @@ pub(crate) type Snapshot = BTreeMap<PathBuf, (u64, Option<SystemTime>)>;
 /// Runs the step's tests now, then after every save, until interrupted.
 pub(crate) fn watch(step: &str) -> Result<ExitCode, String> {
     // Fail on an unknown step now, not after the first save.
-    crate::filter::resolve(step)?;
+    crate::students::filter::resolve(step)?;
     let crate_dir = root().join("starter");
     let step = step.to_owned();
     watch_with(
@@ -47,7 +47,7 @@ pub(crate) fn watch(step: &str) -> Result<ExitCode, String> {
             }
             // A run that could not happen (cargo missing, say) will not
             // happen on the next save either: that ends the watch.
-            crate::test::test(&step)?;
+            crate::students::test::test(&step)?;
             println!("\nWaiting for a save under starter/ (Ctrl-C stops).");
             Ok(true)
         },

@@ -9,7 +9,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::starter::{SOLUTION_CRATE, STARTER_CRATE};
+use crate::authoring::starter::{SOLUTION_CRATE, STARTER_CRATE};
 
 /// One example design: its folder, and the files it replaces.
 pub struct Design {

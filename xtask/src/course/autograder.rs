@@ -8,7 +8,7 @@
 //! the student's files in `/autograder/submission`, expecting
 //! `/autograder/results/results.json`. The zip holds those two scripts, the
 //! `toolchain.sh` they share, and the grading sources: the student edition
-//! (the suite, the weights, the tools; [`crate::export::export`] proves it
+//! (the suite, the weights, the tools; [`crate::course::export::export`] proves it
 //! holds no answer) plus `grading/held-back/`, which the student edition
 //! leaves out. Never `solution/` or `mistakes/`.
 //!
@@ -23,7 +23,7 @@ use std::process::{Command, Output};
 use std::time::Instant;
 
 use crate::scratch::copy_tree;
-use crate::{export, root};
+use crate::{course::export, root};
 
 /// The Rust release the autograder installs and grades with; the student
 /// edition's workflow (`student/.github/workflows/grade.yml`) pins the same
@@ -416,7 +416,7 @@ pub(crate) fn check_autograder(args: &[String]) -> Result<(), String> {
     if !said.contains("nothing to download") {
         return Err(format!(
             "setup.sh did not find Rust {TOOLCHAIN} on this machine (run `rustc --version`; \
-             the pin is TOOLCHAIN in xtask/src/autograder.rs):\n{said}"
+             the pin is TOOLCHAIN in xtask/src/course/autograder.rs):\n{said}"
         ));
     }
     println!(
@@ -473,7 +473,7 @@ pub(crate) fn check_autograder(args: &[String]) -> Result<(), String> {
     }
 
     println!("== run_autograder on a crate with every step done: full marks");
-    crate::starter::write_crate(
+    crate::authoring::starter::write_crate(
         &root.join("solution/src"),
         u32::MAX,
         &submission.join("starter/src"),

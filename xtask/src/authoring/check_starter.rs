@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::lab::controls;
 use crate::scratch::{copy_suite_workspace, worker_target};
 use crate::suite::Results;
-use crate::{root, starter, suite};
+use crate::{authoring::starter, root, suite};
 
 /// The steps `step` needs, all of them: the core before it, its declared
 /// prerequisites and theirs.
@@ -112,7 +112,7 @@ pub(crate) fn check_starter() -> Result<(), String> {
     // Another design of the files a student designs whole must pass too:
     // the suite judges what the breaker answers, not how it is written.
     let finished = starter::generate(&solution, u32::MAX)?;
-    for design in crate::designs::examples(&root)? {
+    for design in crate::authoring::designs::examples(&root)? {
         let mut files = finished.files.clone();
         for (name, text) in design.files {
             match files.iter_mut().find(|(file, _)| *file == name) {
@@ -148,7 +148,7 @@ pub(crate) fn check_starter() -> Result<(), String> {
         .ok_or("the solution has no TODO of the core lab")?;
     let core_done = ADVANCED_FROM - 1;
     let mut core = starter::generate(&solution, core_last + 1)?.files;
-    for (name, text) in crate::designs::core(&root)?.files {
+    for (name, text) in crate::authoring::designs::core(&root)?.files {
         match core.iter_mut().find(|(file, _)| *file == name) {
             Some((_, replaced)) => *replaced = text,
             None => problems.push(format!(

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::{export, root};
+use crate::{course::export, root};
 
 /// The heading of README.md's set-up section, under its Quick start.
 const KIT_SETUP: &str = "### Installing just";

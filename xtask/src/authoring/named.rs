@@ -16,7 +16,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::export::prose_lines;
+use crate::course::export::prose_lines;
 
 /// Crates only the kit has: a handout of the student edition must not
 /// name them.

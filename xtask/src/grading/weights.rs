@@ -18,7 +18,7 @@ pub struct Weights {
     pub steps: BTreeMap<u32, f64>,
     pub provided: f64,
     /// A bonus on top of the steps' points, shared by the prediction
-    /// questions ([`crate::predict`]); 0 turns predictions off.
+    /// questions ([`crate::students::predict`]); 0 turns predictions off.
     pub predictions: f64,
     /// A bonus on top of the steps' points, earned by the share of the
     /// tuning task's score levels reached; 0 leaves the task ungraded.

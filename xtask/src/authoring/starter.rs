@@ -88,8 +88,8 @@ const BEGIN_SOLUTION: &str = "// BEGIN SOLUTION ONLY";
 const BEGIN_WITH: &str = "// BEGIN WITH TODO(";
 const END_WITH: &str = "// END WITH TODO";
 const END_SOLUTION: &str = "// END SOLUTION ONLY";
-use crate::mistake::{BEGIN_ANCHOR, END_ANCHOR};
-use crate::submission::PROVIDED_FILE;
+use crate::authoring::mistake::{BEGIN_ANCHOR, END_ANCHOR};
+use crate::grading::submission::PROVIDED_FILE;
 /// What a provided file's first line tells the student.
 const PROVIDED_NOTE: &str =
     "a grade always uses the kit's own copy of this file; your code goes in the TODOs.";
@@ -704,7 +704,7 @@ fn helper() {
             lines
         };
         let untouched = code_lines(1);
-        let core_done = code_lines(crate::scoreboard::LAST_CORE_STEP + 1);
+        let core_done = code_lines(crate::students::scoreboard::LAST_CORE_STEP + 1);
         let written: usize = core_done
             .iter()
             .map(|(line, n)| n.saturating_sub(untouched.get(line).copied().unwrap_or(0)))

@@ -5,19 +5,19 @@
 //!
 //! `--apply-only` puts every mistake into a scratch copy of the solution
 //! without building anything, and reports each one whose region is gone:
-//! a mistake is anchored to its region ([`crate::mistake`]), so any edit
+//! a mistake is anchored to its region ([`crate::authoring::mistake`]), so any edit
 //! outside the regions, or to a reference answer, leaves them all applying.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::authoring::mistake::{self, Declared, Mistake};
 use crate::lab::{steps, syllabus};
-use crate::mistake::{self, Declared, Mistake};
 use crate::rules::{self, Rule};
-use crate::scoreboard::{self, Start};
 use crate::scratch::{copy_suite_workspace, copy_tree, worker_target};
+use crate::students::scoreboard::{self, Start};
 use crate::suite::Results;
-use crate::{root, starter, suite};
+use crate::{authoring::starter, root, suite};
 
 /// The part of the lab a mistake belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -713,7 +713,10 @@ mod tests {
         let mut rows: BTreeMap<u32, usize> = BTreeMap::new();
         let mut section: Option<u32> = None;
         let mut last = 0;
-        for (index, (line, prose)) in crate::export::prose_lines(&text).into_iter().enumerate() {
+        for (index, (line, prose)) in crate::course::export::prose_lines(&text)
+            .into_iter()
+            .enumerate()
+        {
             let at = format!("MISTAKES.md:{}", index + 1);
             if !prose {
                 continue;
@@ -768,7 +771,7 @@ mod tests {
                 wrong.push(format!("MISTAKES.md: the section of step {n} has no rows"));
             }
             // The step's own section of LAB.md ends by pointing here.
-            let link = format!("MISTAKES.md#{})", crate::named::anchor(heading));
+            let link = format!("MISTAKES.md#{})", crate::authoring::named::anchor(heading));
             let own = lab
                 .split("\n## ")
                 .find(|part| part.starts_with(&format!("Step {n}:")))
@@ -788,7 +791,7 @@ mod tests {
         // And no link of LAB.md's into MISTAKES.md misses its heading.
         let anchors: Vec<String> = sections
             .values()
-            .map(|heading| crate::named::anchor(heading))
+            .map(|heading| crate::authoring::named::anchor(heading))
             .collect();
         for (at, _) in lab.match_indices("MISTAKES.md#") {
             let target = &lab[at + "MISTAKES.md#".len()..];
@@ -811,12 +814,13 @@ mod tests {
         let root = crate::root();
         let steps = crate::lab::steps().unwrap();
         let numbers: Vec<u32> = steps.iter().map(|(n, _)| *n).collect();
-        let weights = crate::weights::parse(
+        let weights = crate::grading::weights::parse(
             &fs::read_to_string(root.join("grading/weights.toml")).unwrap(),
             &numbers,
         )
         .unwrap();
-        let held_back = crate::held_back::read(&root.join("grading/held-back"), &steps).unwrap();
+        let held_back =
+            crate::grading::held_back::read(&root.join("grading/held-back"), &steps).unwrap();
         let todo_steps = todo_steps(&root);
         let mut mistakes = std::collections::BTreeSet::new();
         for path in mistake::gallery(&root, None).unwrap() {

@@ -8,8 +8,8 @@
 use std::fs;
 use std::path::Path;
 
-use crate::filter;
 use crate::root;
+use crate::students::filter;
 
 pub(crate) fn hint(step: Option<&str>, reset: Option<&str>) -> Result<(), String> {
     let Some(step) = step else {

@@ -606,7 +606,10 @@ mod tests {
 
     #[test]
     fn two_students_get_different_questions_and_one_student_the_same_twice() {
-        let (ada, bob) = (crate::grade::fnv1a("ada"), crate::grade::fnv1a("bob"));
+        let (ada, bob) = (
+            crate::grading::grade::fnv1a("ada"),
+            crate::grading::grade::fnv1a("bob"),
+        );
         for step in STEPS {
             assert_eq!(ask(step, ada), ask(step, ada), "step {step}");
         }
@@ -621,7 +624,7 @@ mod tests {
         for step in STEPS {
             let answers: std::collections::BTreeSet<String> = (0..40)
                 .map(|student| {
-                    ask(step, crate::grade::fnv1a(&format!("s{student}")))
+                    ask(step, crate::grading::grade::fnv1a(&format!("s{student}")))
                         .unwrap()
                         .truth
                 })

@@ -5,9 +5,9 @@
 //! only the student's `starter/src/*.rs` is taken from DIR (or `src/*.rs`, if
 //! DIR is a crate such as `solution`), so a submission that edited its copy
 //! of the tests or its manifest is graded by the real ones, and what it
-//! edited is listed as not graded ([`crate::submission`]). The sources must
-//! pass the source check ([`crate::source_check`]), and the suite runs
-//! sealed ([`crate::sealed`]): one process per test, with a verdict the
+//! edited is listed as not graded ([`crate::grading::submission`]). The sources must
+//! pass the source check ([`crate::grading::source_check`]), and the suite runs
+//! sealed ([`crate::grading::sealed`]): one process per test, with a verdict the
 //! student's code cannot write. Held-back tests in `grading/held-back/` join
 //! the suite for the run, seeded per student (`--student ID`, `--metadata
 //! FILE`, or `LAB_STUDENT`); weights come from `grading/weights.toml`.
@@ -17,15 +17,18 @@
 //! provided parts count as in `just progress`. Nothing in the score depends
 //! on timing or order, so a deterministic suite grades the same every run.
 //! The predictions the student recorded (`predictions.toml`, see
-//! [`crate::predict`]) add a bonus on top, when `weights.toml` gives one.
+//! [`crate::students::predict`]) add a bonus on top, when `weights.toml` gives one.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::held_back::{self, HeldBack};
+use crate::grading::held_back::{self, HeldBack};
 use crate::lab::{controls, controls_in, races, races_in, steps};
 use crate::scratch::{copy_suite_workspace, copy_tree, sync_tree};
-use crate::{predict, report, root, sealed, source_check, submission, suite, weights};
+use crate::{
+    grading::report, grading::sealed, grading::source_check, grading::submission, grading::weights,
+    root, students::predict, suite,
+};
 
 /// One test as graded: its verdict, and what the reports say of it. (The
 /// breaker's own `Verdict`, a success or a failure, is another thing.)

@@ -21,9 +21,9 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 
 use crate::lab::{mistake_sections, steps, syllabus};
-use crate::scoreboard::{self, Board, Start, Style};
+use crate::students::scoreboard::{self, Board, Start, Style};
 use crate::suite::{self, Build, Results};
-use crate::{filter, root};
+use crate::{root, students::filter};
 
 /// How much of a failure's message fits on its one line.
 const REASON_WIDTH: usize = 160;
@@ -75,7 +75,7 @@ pub(crate) fn test(step: &str) -> Result<ExitCode, String> {
         }
         (None, _) => failure_list(&results, REASON_WIDTH, |_| true),
     };
-    let refused = crate::source_check::check_dir(&src, "starter/src")?;
+    let refused = crate::grading::source_check::check_dir(&src, "starter/src")?;
     if !refused.is_empty() {
         // Said now, while it is cheap to fix, rather than at grading time.
         lines.push(String::new());
@@ -279,7 +279,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::scoreboard::Todo;
+    use crate::students::scoreboard::Todo;
 
     /// libtest's report of a small suite: step 1 half done, step 2 failing
     /// (with a control that passes), the provided parts passing. The tests

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::grade::{Grade, GradedTest, StepScore, round};
+use crate::grading::grade::{Grade, GradedTest, StepScore, round};
 
 /// Points as a plain number: `10`, `6.67`.
 fn points(value: f64) -> String {
@@ -320,7 +320,7 @@ pub fn summary(grade: &Grade) -> String {
             writeln!(
                 out,
                 "    {}",
-                crate::predict::describe(prediction, grade.reveal_predictions)
+                crate::students::predict::describe(prediction, grade.reveal_predictions)
             )
             .unwrap();
         }
@@ -396,7 +396,7 @@ pub fn gradescope(grade: &Grade) -> String {
             0.0,
             format!(
                 "{}\nA right prediction made in time, before the step's code, earns {} bonus point(s).\n{}",
-                crate::predict::describe(prediction, grade.reveal_predictions),
+                crate::students::predict::describe(prediction, grade.reveal_predictions),
                 points(prediction.points),
                 bonus_note(grade)
             ),
@@ -542,8 +542,9 @@ pub fn junit(grade: &Grade) -> String {
             .map(|prediction| Bonus {
                 class: "predictions".to_owned(),
                 name: format!("step {}", prediction.step),
-                missed: (prediction.score <= 0.0)
-                    .then(|| crate::predict::describe(prediction, grade.reveal_predictions)),
+                missed: (prediction.score <= 0.0).then(|| {
+                    crate::students::predict::describe(prediction, grade.reveal_predictions)
+                }),
             })
             .collect();
         bonus(
@@ -704,7 +705,7 @@ mod tests {
             refused: Vec::new(),
             ignored: Vec::new(),
             forgeries: Vec::new(),
-            seed: crate::grade::Seed {
+            seed: crate::grading::grade::Seed {
                 student: None,
                 value: 1,
                 explore: None,
@@ -734,8 +735,12 @@ mod tests {
         }
     }
 
-    fn prediction(step: u32, predicted: Option<&str>, right: bool) -> crate::predict::Scored {
-        crate::predict::Scored {
+    fn prediction(
+        step: u32,
+        predicted: Option<&str>,
+        right: bool,
+    ) -> crate::students::predict::Scored {
+        crate::students::predict::Scored {
             step,
             predicted: predicted.map(str::to_owned),
             truth: "4 3".to_owned(),
@@ -788,7 +793,7 @@ mod tests {
     fn junit_reports_the_tuning_levels_and_the_predictions_as_bonuses_skipped_when_unearned() {
         let grade = Grade {
             predictions: vec![prediction(6, Some("4 3"), true), prediction(7, None, false)],
-            tuning: Some(crate::grade::Tuning {
+            tuning: Some(crate::grading::grade::Tuning {
                 points: 5.0,
                 score: 0.5,
                 levels: vec![

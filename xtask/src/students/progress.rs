@@ -2,7 +2,7 @@
 
 use crate::lab::{steps, syllabus};
 use crate::root;
-use crate::scoreboard::{self, Style};
+use crate::students::scoreboard::{self, Style};
 use crate::suite::{self, Build};
 
 pub(crate) fn progress() -> Result<(), String> {

@@ -9,7 +9,7 @@
 //! justfile, cargo aliases, the grading workflow, the tools' `main.rs`).
 //! It leaves out `solution/`, `mistakes/`, the benchmarks (they measure the
 //! solution), the instructors' tools and this repository's history.
-//! [`crate::leak`] then proves that no line of reference code made it in,
+//! [`crate::course::leak`] then proves that no line of reference code made it in,
 //! and the result is committed once in a fresh git repository.
 //!
 //! What goes out is derived from the kit rather than listed here, so a new
@@ -26,7 +26,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::leak;
+use crate::course::leak;
 use crate::root;
 use crate::scratch::copy_tree;
 
@@ -126,8 +126,8 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     // The untouched starter's fingerprints, since the student's own starter
     // is what `just predict` then compares with them.
     put(
-        crate::predict::PRISTINE_FILE,
-        &crate::predict::pristine_file(&dir.join("starter/src"))?,
+        crate::students::predict::PRISTINE_FILE,
+        &crate::students::predict::pristine_file(&dir.join("starter/src"))?,
     )?;
     let lib = dir.join("starter/src/lib.rs");
     let text = fs::read_to_string(&lib).map_err(|e| e.to_string())?;
@@ -1332,8 +1332,12 @@ mod tests {
         )
         .unwrap();
         for module in declared_modules(&main) {
-            assert!(files.contains(&PathBuf::from(format!("xtask/src/{module}.rs"))));
+            assert!(
+                files.contains(&PathBuf::from(format!("xtask/src/{module}.rs")))
+                    || files.contains(&PathBuf::from(format!("xtask/src/{module}/mod.rs")))
+            );
         }
-        assert!(declared_modules(&main).contains(&"grade".to_owned()));
+        // And a folder's modules with it: the grader is in grading/.
+        assert!(files.contains(&PathBuf::from("xtask/src/grading/grade.rs")));
     }
 }

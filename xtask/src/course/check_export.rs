@@ -36,9 +36,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::export::{self, empty_sections, image_links, local_path};
+use crate::course::export::{self, empty_sections, image_links, local_path};
 use crate::scratch::copy_tree;
-use crate::{named, root};
+use crate::{authoring::named, root};
 
 /// A mistake caught by its own step's tests only, so the points it loses
 /// all come from that step.
@@ -274,7 +274,7 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
 
     println!("== every step done, as the solution does it, in the starter");
     let src = clone.join("starter/src");
-    crate::starter::write_crate(&root.join("solution/src"), u32::MAX, &src)?;
+    crate::authoring::starter::write_crate(&root.join("solution/src"), u32::MAX, &src)?;
     let solved = kit_grade(&root, &target, &clone, &base.join("solved"));
     let solved_score = solved
         .as_ref()
@@ -328,7 +328,7 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         http.exits(true),
     );
 
-    let mistake = crate::mistake::Mistake::read(&mistake)?;
+    let mistake = crate::authoring::mistake::Mistake::read(&mistake)?;
     let name = mistake.name.clone();
     let mistaken = base.join("mistaken-solution");
     if mistaken.exists() {
@@ -337,7 +337,7 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
     // The whole crate: the generator reads its designs beside `src`.
     copy_tree(&root.join("solution"), &mistaken)?;
     let step = apply_mistake(&mistake, &mistaken.join("src"))?;
-    crate::starter::write_crate(&mistaken.join("src"), u32::MAX, &src)?;
+    crate::authoring::starter::write_crate(&mistaken.join("src"), u32::MAX, &src)?;
     println!("== with the mistake {name}, step {step} alone loses points");
     let mistaken = kit_grade(&root, &target, &clone, &base.join("mistake"));
     let mut lost = 0.0;
@@ -797,7 +797,7 @@ fn parse_value(text: &str, chars: &mut Chars<'_>) -> Result<Json, String> {
 
 /// The mistake in `mistakes/` whose name contains `part`.
 fn find_mistake(root: &Path, part: &str) -> Result<PathBuf, String> {
-    let found = crate::mistake::gallery(root, Some(part))?;
+    let found = crate::authoring::mistake::gallery(root, Some(part))?;
     match found.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(format!("no mistake in mistakes/ is called {part}")),
@@ -808,8 +808,8 @@ fn find_mistake(root: &Path, part: &str) -> Result<PathBuf, String> {
 /// Puts `mistake` into the crate sources at `src` (the solution's, copied
 /// into the export's starter) and says the step of the TODO regions it
 /// changes: a mistake of provided code has no step of its own to lose.
-fn apply_mistake(mistake: &crate::mistake::Mistake, src: &Path) -> Result<u32, String> {
-    let landed = crate::mistake::apply(mistake, src)?;
+fn apply_mistake(mistake: &crate::authoring::mistake::Mistake, src: &Path) -> Result<u32, String> {
+    let landed = crate::authoring::mistake::apply(mistake, src)?;
     let mut steps: Vec<Option<u32>> = landed.iter().map(|landed| landed.todo).collect();
     steps.sort_unstable();
     steps.dedup();
