@@ -9,6 +9,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+// BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+use crate::coarse::{Coarse, CoarseOrigin};
+// END SOLUTION ONLY
 use crate::time_source::TimeSource;
 
 /// A monotonic source of time.
@@ -51,6 +54,24 @@ pub trait Clock {
     fn time_source(&self) -> TimeSource {
         TimeSource::UNKNOWN
     }
+    // BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+
+    /// A cheaper reading that may run behind [`now`](Clock::now) by a
+    /// stated bound, if this clock has one; `None` unless overridden.
+    ///
+    /// A reading keeps `now`'s contract (monotonic across threads, never
+    /// taken ahead of the loads before it), is never ahead of `now`, and is
+    /// behind it by at most its `lag`. An OPEN breaker refuses from it while
+    /// its deadline is more than `lag` away, and reads `now` otherwise, so
+    /// the probe still comes at the exact deadline; the time left that such
+    /// a refusal states may be up to `lag` too long.
+    /// [`SystemClock`] offers one on Linux; [`ManualClock`] and
+    /// [`TokioClock`] none (a paused tokio clock does not move with the
+    /// system's).
+    fn coarse_now(&self) -> Option<Coarse> {
+        None
+    }
+    // END SOLUTION ONLY
 }
 
 /// A borrowed clock reads the same time, so a breaker can use a clock that
@@ -63,6 +84,13 @@ impl<C: Clock + ?Sized> Clock for &C {
     fn time_source(&self) -> TimeSource {
         (**self).time_source()
     }
+    // BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+
+    #[inline]
+    fn coarse_now(&self) -> Option<Coarse> {
+        (**self).coarse_now()
+    }
+    // END SOLUTION ONLY
 }
 
 /// A shared clock reads the same time.
@@ -74,6 +102,13 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
     fn time_source(&self) -> TimeSource {
         (**self).time_source()
     }
+    // BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+
+    #[inline]
+    fn coarse_now(&self) -> Option<Coarse> {
+        (**self).coarse_now()
+    }
+    // END SOLUTION ONLY
 }
 
 /// The operating system's monotonic time, measured from when the clock was
@@ -93,6 +128,10 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
 #[derive(Debug, Clone, Copy)]
 pub struct SystemClock {
     origin: Instant,
+    // BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+    /// The system's coarse clock from just after `origin`, if it has one.
+    coarse: Option<CoarseOrigin>,
+    // END SOLUTION ONLY
 }
 
 impl SystemClock {
@@ -101,6 +140,10 @@ impl SystemClock {
     pub fn new() -> Self {
         Self {
             origin: Instant::now(),
+            // BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+            // After `origin`, so that coarse readings are never ahead.
+            coarse: CoarseOrigin::now(),
+            // END SOLUTION ONLY
         }
     }
 }
@@ -124,6 +167,15 @@ impl Clock for SystemClock {
     fn time_source(&self) -> TimeSource {
         TimeSource::OPERATING_SYSTEM
     }
+    // BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+
+    /// `CLOCK_MONOTONIC_COARSE` on Linux (the `coarse-clock` feature, on by
+    /// default), at most two timer ticks and a millisecond behind.
+    #[inline]
+    fn coarse_now(&self) -> Option<Coarse> {
+        self.coarse.as_ref().map(CoarseOrigin::read)
+    }
+    // END SOLUTION ONLY
 }
 
 /// Tokio's time (`tokio::time::Instant`), measured from when the clock was

@@ -76,6 +76,9 @@ mod builder;
 mod bulkhead;
 mod circuit;
 mod clock;
+// BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+mod coarse;
+// END SOLUTION ONLY
 // BEGIN SOLUTION ONLY: a growing cooldown needs the solution's circuit
 mod cooldown;
 // END SOLUTION ONLY
@@ -120,6 +123,9 @@ pub use circuit::Recorded;
 #[cfg(feature = "tokio")]
 pub use clock::TokioClock;
 pub use clock::{Clock, ManualClock, SystemClock};
+// BEGIN SOLUTION ONLY: the fast OPEN refusal's cheaper clock
+pub use coarse::Coarse;
+// END SOLUTION ONLY
 // BEGIN SOLUTION ONLY: a growing cooldown needs the solution's circuit
 pub use cooldown::CooldownGrowth;
 // END SOLUTION ONLY

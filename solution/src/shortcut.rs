@@ -57,6 +57,13 @@
 //!   permit, so no generation of it is ever reported: the word does not
 //!   need to carry the generation, and two OPEN spells with the same
 //!   deadline are, for a refusal, the same state.
+//! - A coarse reading (`Clock::coarse_now`) stands in for the exact one
+//!   only when, even at its latest (`reading + lag`), it is before `t`: the
+//!   exact clock at that moment was before `t` too, so the argument above
+//!   holds with the coarse reading's moment as the refusal's instant. The
+//!   time left it states, `t - reading`, may be up to `lag` too long. Within
+//!   `lag` of the deadline the exact clock is read, so the probe still
+//!   comes at `t`, never later.
 //! - A deadline that never comes (`Deadline::Never`, a cooldown too long for
 //!   the clock) is published as such: no admission ever leaves it, so the
 //!   refusal, with `Duration::MAX` left, needs no clock reading at all. A
@@ -150,7 +157,15 @@ impl ClosedShortcut {
             // nanoseconds, as the word keeps the deadline, and one checked
             // subtraction of integers both compares and measures (a reading
             // past `u64::MAX` nanoseconds, 584 years, is past any deadline).
-            let now = u64::try_from(clock.now().as_nanos()).unwrap_or(u64::MAX);
+            // A coarse reading that is surely before the deadline, even at
+            // its latest, refuses as well as the exact one and costs less;
+            // near the deadline only the exact clock can say.
+            let deadline = Duration::from_nanos(field);
+            let now = match clock.coarse_now() {
+                Some(coarse) if coarse.surely_before(deadline) => coarse.reading,
+                _ => clock.now(),
+            };
+            let now = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
             let left = field.checked_sub(now).filter(|&left| left != 0)?;
             Duration::from_nanos(left)
         };

@@ -9,6 +9,7 @@
 //! say) links one more, not several.
 
 mod clock_contract;
+mod coarse_clock;
 mod durations;
 mod errors;
 mod growing_cooldown;
