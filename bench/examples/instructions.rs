@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use retry_breaker_bench::{Answer, ready};
 use retry_breaker_solution::{
-    BreakerLayer, Registry, RetryBreaker, RetryPolicy, SystemClock, TokioSleeper,
+    BreakerLayer, Registry, RetryBreaker, RetryPolicy, TokioClock, TokioSleeper,
 };
 use tokio_util::sync::CancellationToken;
 use tower::{Layer, Service};
@@ -118,12 +118,12 @@ fn policy() -> RetryPolicy<()> {
 
 /// The layer's registry as the benchmarks build it: breakers by route (one
 /// route here).
-fn registry(sink: bool) -> Registry<(), SystemClock> {
+fn registry(sink: bool) -> Registry<(), TokioClock> {
     let registry = Registry::new(
         RetryBreaker::builder()
             .threshold(THRESHOLD)
             .cooldown(COOLDOWN),
-        SystemClock::new(),
+        TokioClock::new(),
     )
     .expect("valid settings");
     // BEGIN SINK
@@ -140,8 +140,8 @@ fn registry(sink: bool) -> Registry<(), SystemClock> {
 
 /// Ours, as the benchmarks build it, opened by `THRESHOLD` failures when
 /// `open`.
-fn breaker(open: bool, sink: bool) -> RetryBreaker<SystemClock> {
-    let breaker = RetryBreaker::new(THRESHOLD, COOLDOWN, SystemClock::new()).expect("valid");
+fn breaker(open: bool, sink: bool) -> RetryBreaker<TokioClock> {
+    let breaker = RetryBreaker::new(THRESHOLD, COOLDOWN, TokioClock::new()).expect("valid");
     // `just bench-instructions BASE` puts `let _ = sink;` in place of the
     // lines between these markers on a tree from before the event stream.
     // BEGIN SINK
