@@ -233,9 +233,9 @@ fleet-faults:
 check-mistakes only="":
     cargo xtask check-mistakes {{only}}
 
-# Instructors: write the student edition, without any answer, to DIR as a fresh git repository (cargo: `cargo xtask export-student DIR`).
-export-student dir:
-    cargo xtask export-student {{quote(dir)}}
+# Instructors: write the student edition, without any answer, to DIR as a fresh git repository: the core lab, steps 1-10, or with TRACK `advanced` steps 1-17 (cargo: `cargo xtask export-student DIR --track advanced`).
+export-student dir track="core":
+    cargo xtask export-student {{quote(dir)}} --track {{quote(track)}}
 
 # Instructors: score a student's crate by step (this repository's starter, or the student repository at DIR), held-back tests included, into target/grade/ (cargo: `cargo xtask grade [DIR]`).
 grade *args:

@@ -2,7 +2,7 @@
 //! test`) or the reference solution (`just test-solution`); the root crate
 //! re-exports whichever one is being tested.
 //!
-//! One module per lab step, in the order LAB.md and ADVANCED.md teach them, so that
+//! One module per lab step, in the order the lab teaches them, so that
 //! `just test 3` (or `just test half_open`) runs one step. Each test names the
 //! rules it checks (B1-B11 for the breaker, E1-E10 for the retry loop, as
 //! LAB.md states them).

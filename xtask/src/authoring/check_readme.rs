@@ -77,7 +77,7 @@ pub(crate) fn check_readme(args: &[String]) -> Result<(), String> {
 
     println!("== a fresh student edition, set up by its README's Set-up");
     let student = base.join("student");
-    export::export(&student)?;
+    export::export_track(&student, export::Track::Core)?;
     let block = setup_block(&read(&student.join("README.md"))?, STUDENT_SETUP)
         .map_err(|e| format!("student/README.md: {e}"))?;
     newcomer(&base.join("home-student"), &student, &block, &cargo_bin)?;

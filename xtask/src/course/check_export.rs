@@ -70,13 +70,27 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
     let clone = scratch.join("clone");
     let mut checks = Checks::default();
 
-    println!("== exporting the student edition to {}", exported.display());
-    export::export(&exported)?;
+    println!(
+        "== exporting the student edition (the default, the core lab) to {}",
+        exported.display()
+    );
+    export::export_track(&exported, export::Track::Core)?;
     run(Command::new("git")
         .arg("clone")
         .arg("--quiet")
         .arg(&exported)
         .arg(&clone))?;
+    // The core edition's handouts: the advanced track's document stays out.
+    let advanced = crate::manifest::HANDOUTS[1];
+    let core_handouts: Vec<&str> = HANDOUTS
+        .iter()
+        .copied()
+        .filter(|handout| *handout != advanced)
+        .collect();
+    checks.check(
+        "the core edition holds no step after step 10: no ADVANCED.md, test, hint, weight or manifest entry of one",
+        only_core_steps(&clone),
+    );
 
     println!("== the clone stands alone");
     checks.check(
@@ -89,7 +103,8 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
             "--quiet",
         ])),
     );
-    for handout in HANDOUTS {
+    for handout in &core_handouts {
+        let handout = *handout;
         checks.check(
             &format!("{handout}'s pictures are in the export"),
             missing_pictures(&clone, handout),
@@ -110,8 +125,11 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
                 .and_then(|text| no_empty_section(handout, &text)),
         );
     }
-    for (tree, which) in [(&clone, "the export"), (&root, "the kit")] {
-        for handout in HANDOUTS {
+    for (tree, which, handouts) in [
+        (&clone, "the export", core_handouts.as_slice()),
+        (&root, "the kit", HANDOUTS),
+    ] {
+        for handout in handouts {
             checks.check(
                 &format!("{which}'s {handout} names only recipes, files, tests and crates it has"),
                 names_only_what_it_has(tree, &root, handout),
@@ -138,6 +156,10 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
                 )
             })
     });
+    checks.check(
+        "the first `just test` prints under 150 lines besides cargo's own",
+        test.printed_under(150),
+    );
     let progress = just(&clone, &target, &["progress"])?;
     checks.check(
         "`just progress` shows every step",
@@ -366,6 +388,46 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         }),
     );
 
+    println!("== the advanced edition (`--track advanced`): steps 1-17, with ADVANCED.md");
+    let advanced_export = scratch.join("student-advanced");
+    let advanced_clone = scratch.join("clone-advanced");
+    export::export_track(&advanced_export, export::Track::Advanced)?;
+    run(Command::new("git")
+        .arg("clone")
+        .arg("--quiet")
+        .arg(&advanced_export)
+        .arg(&advanced_clone))?;
+    for handout in HANDOUTS {
+        checks.check(
+            &format!("the advanced edition's {handout}: its pictures, links and names are there"),
+            missing_pictures(&advanced_clone, handout)
+                .and_then(|()| {
+                    let text = fs::read_to_string(advanced_clone.join(handout))
+                        .map_err(|e| format!("{handout}: {e}"))?;
+                    let broken = named::broken_links(&advanced_clone, handout, &text);
+                    expect(broken.is_empty(), &broken.join("\n"))
+                })
+                .and_then(|()| names_only_what_it_has(&advanced_clone, &root, handout)),
+        );
+    }
+    let test = just(&advanced_clone, &target, &["test"])?;
+    checks.check(
+        "the advanced edition's `just test` counts every step, 1 to 17",
+        test.exits(false)
+            .and_then(|()| test.counts_every_step())
+            .and_then(|()| {
+                let steps: Vec<u32> = step_counts(&test.output)
+                    .into_iter()
+                    .map(|(step, _)| step)
+                    .collect();
+                let all: Vec<u32> = crate::lab::steps()?.into_iter().map(|(n, _)| n).collect();
+                expect(
+                    steps == all,
+                    &format!("it shows steps {steps:?}, the kit has {all:?}"),
+                )
+            }),
+    );
+
     let elapsed = started.elapsed();
     if checks.failed.is_empty() {
         let _ = fs::remove_dir_all(&scratch);
@@ -467,11 +529,91 @@ impl Ran {
         )
     }
 
+    /// Whether the recipe printed fewer than `limit` lines of its own: cargo's
+    /// progress lines (`Compiling ...`, `Finished ...`, `Running ...`) do
+    /// not count, since they come only with a build.
+    fn printed_under(&self, limit: usize) -> Result<(), String> {
+        let own = self
+            .output
+            .lines()
+            .filter(|line| {
+                let word = line.split_whitespace().next().unwrap_or_default();
+                !matches!(
+                    word,
+                    "Compiling"
+                        | "Finished"
+                        | "Running"
+                        | "Downloaded"
+                        | "Downloading"
+                        | "Locking"
+                        | "Blocking"
+                        | "Updating"
+                        | "Adding"
+                )
+            })
+            .count();
+        expect(
+            own < limit,
+            &format!("`{}` printed {own} lines of its own", self.what),
+        )
+    }
+
     /// The last lines, where a recipe says what went wrong.
     fn tail(&self) -> String {
         let lines: Vec<&str> = self.output.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
+}
+
+/// Whether the core edition in `clone` leaves every step after step 10
+/// out: no ADVANCED.md, and no test module, hint, weight or manifest entry
+/// of such a step.
+fn only_core_steps(clone: &Path) -> Result<(), String> {
+    let last = crate::manifest::CORE_LAST;
+    let mut found = Vec::new();
+    let advanced = crate::manifest::HANDOUTS[1];
+    if clone.join(advanced).exists() {
+        found.push(advanced.to_owned());
+    }
+    let later = |name: &str| {
+        name.strip_prefix("step")
+            .map(|rest| {
+                rest.chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+            })
+            .and_then(|digits| digits.parse::<u32>().ok())
+            .is_some_and(|n| n > last)
+    };
+    for folder in ["tests/lab", "hints"] {
+        for entry in fs::read_dir(clone.join(folder)).map_err(|e| format!("{folder}: {e}"))? {
+            let name = entry.map_err(|e| e.to_string())?.file_name();
+            let name = name.to_string_lossy();
+            if later(&name) {
+                found.push(format!("{folder}/{name}"));
+            }
+        }
+    }
+    for file in ["grading/weights.toml", "steps.toml", "tests/lab/main.rs"] {
+        let text = fs::read_to_string(clone.join(file)).map_err(|e| format!("{file}: {e}"))?;
+        for line in text.lines() {
+            let key = line
+                .trim()
+                .trim_start_matches("mod ")
+                .split(['=', ';', ' '])
+                .next()
+                .unwrap_or_default();
+            let number = line.trim().strip_prefix("number = ");
+            if later(key)
+                || number
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| n > last)
+            {
+                found.push(format!("{file}: {line}"));
+            }
+        }
+    }
+    expect(found.is_empty(), &found.join("\n"))
 }
 
 /// The steps of a scoreboard (`step 3  generations  0/6 ...`), each with its

@@ -71,14 +71,40 @@ const KIT_HANDOUTS: &[&str] = &["LAB.md", "ADVANCED.md", "MISTAKES.md"];
 /// The Markdown files of the student edition whose pictures must go with it.
 const HANDOUTS: &[&str] = &["LAB.md", "ADVANCED.md", "MISTAKES.md", "README.md"];
 
+/// Which steps an edition teaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Track {
+    /// The core lab, steps 1-10: an afternoon. The default.
+    Core,
+    /// The core lab and the advanced track, steps 11-17, with ADVANCED.md.
+    Advanced,
+}
+
+const EXPORT_USAGE: &str = "usage: cargo xtask export-student DIR [--track core|advanced]
+  core (the default): steps 1-10, the afternoon's lab
+  advanced: steps 1-10 and the optional steps 11-17, with ADVANCED.md";
+
 pub(crate) fn export_student(args: &[String]) -> Result<(), String> {
-    let [dir] = args else {
-        return Err("usage: cargo xtask export-student DIR".to_owned());
+    let (dir, track) = match args {
+        [dir] => (dir, Track::Core),
+        [dir, flag, track] | [flag, track, dir] if flag == "--track" => (
+            dir,
+            match track.as_str() {
+                "core" => Track::Core,
+                "advanced" => Track::Advanced,
+                other => return Err(format!("unknown track `{other}`\n{EXPORT_USAGE}")),
+            },
+        ),
+        _ => return Err(EXPORT_USAGE.to_owned()),
     };
     let dir = Path::new(dir);
-    export(dir)?;
+    export_track(dir, track)?;
     println!(
-        "Student edition written to {}: one commit, no answers.",
+        "Student edition ({}) written to {}: one commit, no answers.",
+        match track {
+            Track::Core => "the core lab, steps 1-10; `--track advanced` adds steps 11-17",
+            Track::Advanced => "the core lab and the advanced track, steps 1-17",
+        },
         dir.display()
     );
     println!(
@@ -88,8 +114,16 @@ pub(crate) fn export_student(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes the student edition into `dir`, which must not exist or be empty.
+/// Writes the whole student edition, the advanced track included, into
+/// `dir`, which must not exist or be empty: the autograder's base, since it
+/// grades either edition (a core student's crate is the whole starter).
 pub(crate) fn export(dir: &Path) -> Result<(), String> {
+    export_track(dir, Track::Advanced)
+}
+
+/// Writes the student edition of `track` into `dir`, which must not exist
+/// or be empty.
+pub(crate) fn export_track(dir: &Path, track: Track) -> Result<(), String> {
     let root = root();
     if dir.exists()
         && fs::read_dir(dir)
@@ -178,7 +212,13 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
     put("grading/weights.toml", &file("grading/weights.toml")?)?;
     copy_tracked(&root, "hints", &dir.join("hints"))?;
     for name in KIT_HANDOUTS {
-        put(name, &handout(&file(name)?))?;
+        if track == Track::Core && *name == crate::manifest::HANDOUTS[1] {
+            continue;
+        }
+        put(name, &handout(&file(name)?, track))?;
+    }
+    if track == Track::Core {
+        keep_core(dir)?;
     }
     // The pictures the handouts show, wherever they live in the kit.
     for handout in HANDOUTS {
@@ -234,6 +274,139 @@ pub(crate) fn export(dir: &Path) -> Result<(), String> {
         regions.len()
     );
     commit(dir)
+}
+
+/// What the core edition's LAB.md says of the starter's later TODOs, after
+/// its table of files: the starter is the whole crate, so a student meets
+/// them.
+const CORE_NOTE: &str = "This edition is the core lab, steps 1-10. The TODOs numbered 11 and up,
+and the files that hold only them (`registry.rs`, `layer.rs`,
+`readiness.rs`, `bulkhead.rs`, `fleet.rs`), belong to an optional advanced
+track that your course may hand out later: leave them as they are, with
+their stand-ins; no test here runs them.
+";
+
+/// Makes the edition in `dir` the core lab: no test, hint, weight,
+/// manifest entry or snapshot of a step after step 10 (the handouts have
+/// already lost their sections), and LAB.md says what the starter's later
+/// TODOs are. The starter stays whole: the core breaker is built with the
+/// advanced track's parts in it, each behind a stand-in that keeps the core
+/// behaviour.
+fn keep_core(dir: &Path) -> Result<(), String> {
+    let last = crate::manifest::CORE_LAST;
+    // `step14_registry.rs`, `step14_registry/`, `step14.md`: step 14.
+    let step_of = |name: &str| -> Option<u32> {
+        let rest = name.strip_prefix("step")?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    let advanced = |name: &str| step_of(name).is_some_and(|n| n > last);
+    let remove = |path: &Path| -> Result<(), String> {
+        let removed = if path.is_dir() {
+            fs::remove_dir_all(path)
+        } else {
+            fs::remove_file(path)
+        };
+        removed.map_err(|e| format!("{}: {e}", path.display()))
+    };
+    for folder in ["tests/lab", "hints"] {
+        let at = dir.join(folder);
+        for entry in fs::read_dir(&at).map_err(|e| format!("{folder}: {e}"))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if advanced(&name) {
+                remove(&path)?;
+            }
+        }
+    }
+    // Snapshots are named after their test's module: `lab__step14_...`.
+    let snapshots = dir.join("tests/lab/snapshots");
+    if snapshots.is_dir() {
+        for entry in fs::read_dir(&snapshots).map_err(|e| e.to_string())? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            if name.strip_prefix("lab__").is_some_and(advanced) {
+                remove(&path)?;
+            }
+        }
+    }
+    let rewrite = |file: &str, change: &dyn Fn(&str) -> Result<String, String>| {
+        let path = dir.join(file);
+        let text = fs::read_to_string(&path).map_err(|e| format!("{file}: {e}"))?;
+        fs::write(&path, change(&text)?).map_err(|e| format!("{file}: {e}"))
+    };
+    // The suite's modules, and the weights, of the steps that stay.
+    rewrite("tests/lab/main.rs", &|text| {
+        let text = lines_without(text, |line| line.strip_prefix("mod ").is_some_and(advanced));
+        let at = text
+            .find("\nmod ")
+            .ok_or_else(|| "tests/lab/main.rs declares no module".to_owned())?;
+        Ok(format!(
+            "{}\n// The core edition: the suite's helpers that only the advanced track's\n\
+             // tests use stay, unused.\n#![allow(dead_code, unused_imports)]\n{}",
+            &text[..at],
+            &text[at..]
+        ))
+    })?;
+    rewrite("grading/weights.toml", &|text| {
+        Ok(without_commented_lines(text, |line| {
+            line.split_once('=')
+                .is_some_and(|(key, _)| advanced(key.trim()))
+        }))
+    })?;
+    // The manifest's steps that stay.
+    rewrite("steps.toml", &|text| {
+        let mut parts = text.split("[[step]]");
+        let mut out = parts.next().unwrap_or_default().to_owned();
+        for part in parts {
+            let number = part
+                .lines()
+                .find_map(|line| line.trim().strip_prefix("number = "))
+                .and_then(|n| n.trim().parse::<u32>().ok())
+                .ok_or_else(|| "steps.toml: a step without its number".to_owned())?;
+            if number <= last {
+                out.push_str("[[step]]");
+                out.push_str(part);
+            }
+        }
+        Ok(out.trim_end().to_owned() + "\n")
+    })?;
+    rewrite("LAB.md", &|text| {
+        let at = text
+            .find("\n## Step 1:")
+            .ok_or_else(|| "LAB.md: no `## Step 1:` heading".to_owned())?;
+        Ok(format!("{}\n{CORE_NOTE}{}", &text[..=at], &text[at..]))
+    })?;
+    Ok(())
+}
+
+/// `text` without the lines `drop` says, line ends kept.
+fn lines_without(text: &str, drop: impl Fn(&str) -> bool) -> String {
+    text.split_inclusive('\n')
+        .filter(|line| !drop(line.trim()))
+        .collect()
+}
+
+/// `text` without the lines `drop` says and the comment lines right above
+/// each (they introduced it), nor a blank line left doubled.
+fn without_commented_lines(text: &str, drop: impl Fn(&str) -> bool) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut comments: Vec<&str> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with('#') {
+            comments.push(line);
+        } else if drop(trimmed) {
+            comments.clear();
+        } else {
+            out.append(&mut comments);
+            if !(trimmed.is_empty() && out.last().is_some_and(|last| last.trim().is_empty())) {
+                out.push(line);
+            }
+        }
+    }
+    out.append(&mut comments);
+    out.concat()
 }
 
 /// Writes the demo's sources: each target's module tree, with the items the
@@ -821,7 +994,7 @@ fn student_features(kit: &[(String, Vec<String>)]) -> (Vec<(String, Vec<String>)
 /// only the kit has, without a lead-in whose list went, and without a
 /// heading left with nothing under it. A table is one paragraph, so a row
 /// that points at the kit would take its whole table along.
-fn handout(lab: &str) -> String {
+fn handout(lab: &str, track: Track) -> String {
     let mut sections: Vec<&str> = Vec::new();
     let mut start = 0;
     for (at, _) in lab.match_indices("\n## ") {
@@ -829,15 +1002,25 @@ fn handout(lab: &str) -> String {
         start = at + 1;
     }
     sections.push(&lab[start..]);
+    let advanced_step = |section: &str| {
+        crate::lab::step_sections(section.lines().next().unwrap_or_default())
+            .into_keys()
+            .any(|n| n > crate::manifest::CORE_LAST)
+    };
     let kept: String = sections
         .into_iter()
         .filter(|section| {
             !KIT_ONLY_SECTIONS
                 .iter()
                 .any(|heading| section.starts_with(heading))
+                && !(track == Track::Core && advanced_step(section))
         })
         .collect();
-    let kit_only = |text: &str| INSTRUCTOR_ONLY.iter().any(|word| text.contains(word));
+    let advanced = crate::manifest::HANDOUTS[1];
+    let kit_only = |text: &str| {
+        INSTRUCTOR_ONLY.iter().any(|word| text.contains(word))
+            || (track == Track::Core && text.contains(advanced))
+    };
     let mut paragraphs: Vec<String> = Vec::new();
     for paragraph in kept.split("\n\n") {
         let kept = match list_items(paragraph) {
@@ -1114,7 +1297,7 @@ mod tests {
     fn the_handout_drops_the_instructors_section_and_kit_only_paragraphs() {
         let lab = "# Lab\n\nIntro.\n\n## Step 1\n\nDo it.\n\nSee `mistakes/`.\n\n## For instructors\n\nSecrets.\n\n## One breaker across a fleet (reference)\n\nRun `just fleet`.\n\n## After\n\nMore.\n";
         assert_eq!(
-            handout(lab),
+            handout(lab, Track::Advanced),
             "# Lab\n\nIntro.\n\n## Step 1\n\nDo it.\n\n## After\n\nMore.\n"
         );
     }
@@ -1123,7 +1306,7 @@ mod tests {
     fn a_list_loses_only_its_kit_only_items() {
         let lab = "# Lab\n\n## Going further\n\nTry one:\n\n- **Metrics.** Count opens.\n- **Fast.** See\n  `solution/src/shortcut.rs`.\n- **Budget.** Cap retries.\n";
         assert_eq!(
-            handout(lab),
+            handout(lab, Track::Advanced),
             "# Lab\n\n## Going further\n\nTry one:\n\n- **Metrics.** Count opens.\n- **Budget.** Cap retries.\n"
         );
     }
@@ -1133,7 +1316,7 @@ mod tests {
         // Its one list pointed at the kit only: the lead-in introduces
         // nothing, and the heading has nothing under it.
         let lab = "# Lab\n\n## Step 1\n\nDo it.\n\n## Going further\n\nTry one:\n\n- See `solution/`.\n- Run `just check-mistakes`.\n\n## Last\n\n### Only kit\n\nSee `mistakes/`.\n";
-        let out = handout(lab);
+        let out = handout(lab, Track::Advanced);
         assert_eq!(out, "# Lab\n\n## Step 1\n\nDo it.\n");
         assert!(empty_sections(&out).is_empty());
     }
@@ -1152,11 +1335,44 @@ mod tests {
     #[test]
     fn the_real_handout_has_no_empty_section_and_keeps_going_further() {
         let lab = fs::read_to_string(root().join("LAB.md")).unwrap();
-        let out = handout(&lab);
+        let out = handout(&lab, Track::Advanced);
         assert_eq!(empty_sections(&out), []);
         assert!(out.contains("## Going further\n\nOnce everything is green"));
         assert!(out.contains("- **A retry budget.**"));
         assert!(!out.contains("solution/src/shortcut.rs"));
+    }
+
+    #[test]
+    fn the_core_handouts_keep_steps_1_to_10_and_nothing_that_points_at_the_advanced_track() {
+        for name in ["LAB.md", "MISTAKES.md"] {
+            let kit = fs::read_to_string(root().join(name)).unwrap();
+            let core = handout(&kit, Track::Core);
+            let steps: Vec<u32> = crate::lab::step_sections(&core).into_keys().collect();
+            assert!(
+                steps.iter().all(|&n| n <= crate::manifest::CORE_LAST),
+                "{name}: {steps:?}"
+            );
+            assert!(steps.contains(&1), "{name} keeps step 1");
+            assert!(
+                !core.contains("ADVANCED.md"),
+                "{name} points at ADVANCED.md"
+            );
+            let advanced = handout(&kit, Track::Advanced);
+            assert_eq!(
+                crate::lab::step_sections(&advanced).len(),
+                crate::lab::step_sections(&kit).len(),
+                "{name}: the advanced edition keeps every step"
+            );
+        }
+    }
+
+    #[test]
+    fn a_line_dropped_from_a_manifest_takes_the_comments_right_above_it() {
+        let text = "# The lab.\n\nstep1 = 18\n\n# Optional.\nstep11 = 0\n# Also.\nstep12 = 0\n\ntuning = 5\n";
+        let kept = without_commented_lines(text, |line| {
+            line.starts_with("step11") || line.starts_with("step12")
+        });
+        assert_eq!(kept, "# The lab.\n\nstep1 = 18\n\ntuning = 5\n");
     }
 
     #[test]
@@ -1170,7 +1386,7 @@ mod tests {
                 .count()
         };
         let kit = fs::read_to_string(root().join("MISTAKES.md")).unwrap();
-        let out = handout(&kit);
+        let out = handout(&kit, Track::Advanced);
         assert_eq!(empty_sections(&out), []);
         assert!(rows(&kit) > 0);
         assert_eq!(rows(&out), rows(&kit));
@@ -1211,6 +1427,7 @@ mod tests {
     fn the_real_handout_shows_pictures_this_repository_has() {
         let shown = image_links(&handout(
             &fs::read_to_string(root().join("LAB.md")).unwrap(),
+            Track::Core,
         ));
         assert!(shown.len() >= 5, "LAB.md shows its pictures: {shown:?}");
         for link in shown {
