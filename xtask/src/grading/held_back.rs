@@ -33,8 +33,15 @@ pub fn read(dir: &Path, steps: &[(u32, String)]) -> Result<Vec<HeldBack>, String
     for name in names {
         let module = name.trim_end_matches(".rs").to_owned();
         let step = module_step(&module).ok_or_else(|| {
-            format!("grading/held-back/{name}: name it stepN_something.rs, N its step")
+            format!(
+                "grading/held-back/{name}: name it stepNN_something.rs, NN its step in two digits"
+            )
         })?;
+        if !module.starts_with(&format!("step{step:02}_")) {
+            return Err(format!(
+                "grading/held-back/{name}: a step's number takes two digits (step{step:02}_...), as the suite's files do"
+            ));
+        }
         if !steps.iter().any(|(number, _)| *number == step) {
             return Err(format!(
                 "grading/held-back/{name}: the suite has no step {step}"
@@ -242,6 +249,23 @@ mod tests {
         assert_eq!(module_step("stepx_held_back"), None);
         assert_eq!(module_step("step3_Held-Back"), None);
         assert_eq!(module_step("extra"), None);
+    }
+
+    #[test]
+    fn a_held_back_file_names_its_step_in_two_digits() {
+        let dir = std::env::temp_dir().join(format!("held-back-digits-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let steps = [(3, "generations".to_owned())];
+        fs::write(dir.join("step3_more.rs"), "").unwrap();
+        let Err(said) = read(&dir, &steps) else {
+            panic!("a one-digit name was read")
+        };
+        assert!(said.contains("two digits (step03_...)"), "{said}");
+        fs::remove_file(dir.join("step3_more.rs")).unwrap();
+        fs::write(dir.join("step03_more.rs"), "").unwrap();
+        assert_eq!(read(&dir, &steps).unwrap().len(), 1);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
