@@ -58,8 +58,24 @@ pub(crate) struct Step {
     pub title: String,
     /// The steps besides the core it needs done first.
     pub needs: Vec<u32>,
+    /// The letters of the rule ids its tests carry (`B` for B5).
+    pub families: Vec<char>,
     /// The manifest's line that opens it, for errors.
     pub line: usize,
+}
+
+/// The rule families in the contract's order: each family as the steps
+/// first name it, in step order (B, E, then the advanced track's).
+pub(crate) fn families(root: &Path) -> Result<Vec<char>, String> {
+    let mut families = Vec::new();
+    for step in read(root)?.into_values() {
+        for family in step.families {
+            if !families.contains(&family) {
+                families.push(family);
+            }
+        }
+    }
+    Ok(families)
 }
 
 /// The manifest at `root`/steps.toml, checked against the suite's steps.
@@ -85,6 +101,7 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
                 number: 0,
                 title: String::new(),
                 needs: Vec::new(),
+                families: Vec::new(),
                 line: at,
             });
             seen.clear();
@@ -132,6 +149,26 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
                     })
                     .collect::<Result<_, _>>()?;
             }
+            "families" => {
+                let inner = value
+                    .strip_prefix('[')
+                    .and_then(|v| v.strip_suffix(']'))
+                    .ok_or(format!("steps.toml:{at}: families is a list, `[\"B\"]`"))?;
+                step.families = inner
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(|f| {
+                        let letter = f.strip_prefix('"').and_then(|f| f.strip_suffix('"'));
+                        match letter.map(|l| (l.len(), l.chars().next())) {
+                            Some((1, Some(c))) if c.is_ascii_uppercase() => Ok(c),
+                            _ => Err(format!(
+                                "steps.toml:{at}: `{f}` is no rule family: one capital letter, quoted (`\"B\"`)"
+                            )),
+                        }
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
             other => return Err(format!("steps.toml:{at}: unknown key `{other}`")),
         }
     }
@@ -141,6 +178,12 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
             return Err(format!(
                 "steps.toml:{}: a step needs a number and a title",
                 step.line
+            ));
+        }
+        if step.families.is_empty() {
+            return Err(format!(
+                "steps.toml:{}: step {} names no rule families (`families = [\"B\"]`, the letters of its tests' rule ids)",
+                step.line, step.number
             ));
         }
         if !with_tests.contains(&step.number) {
@@ -293,13 +336,13 @@ mod tests {
     #[test]
     fn a_bad_manifest_is_an_error_naming_its_line() {
         let two = tested(&[11, 12]);
-        let ok = "[[step]]\nnumber = 11\ntitle = \"a\"\nneeds = []\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\n";
+        let ok = "[[step]]\nnumber = 11\ntitle = \"a\"\nneeds = []\nfamilies = [\"K\"]\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nfamilies = [\"S\"]\n";
         let steps = parse(ok, &two).unwrap();
         assert_eq!(steps[&12].needs, [11]);
         let cases = [
             (
                 ok.replace("needs = [11]", "needs = [13]"),
-                "steps.toml:5: step 12 needs step 13",
+                "steps.toml:6: step 12 needs step 13",
             ),
             (
                 ok.replace("needs = []", "needs = [12]"),
@@ -307,22 +350,33 @@ mod tests {
             ),
             (
                 ok.replace("number = 12", "number = 14"),
-                "steps.toml:5: step 14 has no tests",
+                "steps.toml:6: step 14 has no tests",
             ),
             (
                 ok.replace("title = \"b\"\n", ""),
-                "steps.toml:5: a step needs a number and a title",
+                "steps.toml:6: a step needs a number and a title",
             ),
             (
                 ok.replace("needs = [11]", "needs = 11"),
-                "steps.toml:8: needs is a list",
+                "steps.toml:9: needs is a list",
             ),
             (
                 ok.replace("needs = [11]", "needs = [11]\ncolour = \"red\""),
-                "steps.toml:9: unknown key `colour`",
+                "steps.toml:10: unknown key `colour`",
             ),
             (
-                ok.replace("[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\n", ""),
+                ok.replace("families = [\"S\"]\n", ""),
+                "steps.toml:6: step 12 names no rule families",
+            ),
+            (
+                ok.replace("[\"S\"]", "[\"s\"]"),
+                "steps.toml:10: `\"s\"` is no rule family",
+            ),
+            (
+                ok.replace(
+                    "[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nfamilies = [\"S\"]\n",
+                    "",
+                ),
                 "steps.toml: step 12 has tests but no [[step]]",
             ),
         ];

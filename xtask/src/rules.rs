@@ -3,17 +3,27 @@
 //! `# Rule:` lines carry them.
 
 use std::fmt;
+use std::sync::OnceLock;
 
-/// The rule families in the contract's order: the breaker, the retry loop,
-/// then the advanced track's classification, success threshold, window,
-/// registry, middleware, fleet and bulkhead.
-const FAMILIES: [char; 9] = ['B', 'E', 'K', 'S', 'W', 'R', 'M', 'F', 'H'];
+/// The rule families in the contract's order, as `steps.toml` names them
+/// step by step: the breaker's, the retry loop's, then the advanced
+/// track's. Read once; a manifest that cannot be read says so once, and
+/// then no text names a rule.
+fn families() -> &'static [char] {
+    static FAMILIES: OnceLock<Vec<char>> = OnceLock::new();
+    FAMILIES.get_or_init(|| {
+        crate::manifest::families(&crate::root()).unwrap_or_else(|why| {
+            eprintln!("warning: no rule ids can be read: {why}");
+            Vec::new()
+        })
+    })
+}
 
 /// One rule of the contract, such as B5 or E10. Rules order as the contract
 /// lists them: every B before every E, and B2 before B11.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Rule {
-    /// The family's place in [`FAMILIES`].
+    /// The family's place in [`families`].
     family: usize,
     number: u32,
 }
@@ -23,7 +33,7 @@ impl Rule {
     pub(crate) fn parse(id: &str) -> Option<Rule> {
         let mut chars = id.chars();
         let letter = chars.next()?.to_ascii_uppercase();
-        let family = FAMILIES.iter().position(|&f| f == letter)?;
+        let family = families().iter().position(|&f| f == letter)?;
         let digits = chars.as_str();
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return None;
@@ -37,7 +47,7 @@ impl Rule {
 
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", FAMILIES[self.family], self.number)
+        write!(f, "{}{}", families()[self.family], self.number)
     }
 }
 
@@ -74,7 +84,7 @@ pub(crate) fn of_test(test: &str) -> Vec<Rule> {
 pub(crate) fn in_text(text: &str) -> Vec<Rule> {
     let mut rules = Vec::new();
     for (at, c) in text.char_indices() {
-        if !FAMILIES.contains(&c) || text[..at].ends_with(|p: char| p.is_ascii_alphanumeric()) {
+        if !families().contains(&c) || text[..at].ends_with(|p: char| p.is_ascii_alphanumeric()) {
             continue;
         }
         let rest = &text[at + 1..];

@@ -140,12 +140,10 @@ fn recipes_named(code: &str) -> Vec<String> {
 /// path with a folder in it and nothing that makes it a pattern, a URL or
 /// something a run creates (`target/`).
 fn path_named(span: &str) -> Option<&str> {
-    // `stepN`, `DIR`: a placeholder, not a name.
+    // `stepN`, `stepNN`, `DIR`: a placeholder, not a name.
     let placeholder = span.split(['/', '_', '.', '-']).any(|word| {
-        word.ends_with('N')
-            && word.len() > 1
-            && word[..word.len() - 1].ends_with(|c: char| c.is_ascii_lowercase())
-            || word == "DIR"
+        let stem = word.trim_end_matches('N');
+        stem.len() < word.len() && stem.ends_with(|c: char| c.is_ascii_lowercase()) || word == "DIR"
     });
     let plain = span.contains('/')
         && !placeholder
@@ -591,7 +589,7 @@ mod tests {
     fn prose_and_things_that_are_no_path_are_not_checked() {
         let tree = tree();
         let text = "just loom is prose; `http://x/y`, `a b/c`, `../lab-2026`, `/autograder/x`,\n\
-                    `held-back/`, `DIR/autograder.zip`, `tests/lab/stepN_name.rs`,\n\
+                    `held-back/`, `DIR/autograder.zip`, `tests/lab/stepN_name.rs`, `hints/stepNN.md`,\n\
                     `Fn(&Result<T, E>) -> Verdict` and `just --list` are not names.\n";
         assert_eq!(missing_in(&tree, text), Vec::<String>::new());
     }
