@@ -13,8 +13,8 @@ use crate::rules::Rule;
 pub(crate) struct Syllabus {
     /// The tests documented as controls, with why ([`controls`]).
     pub controls: BTreeMap<String, String>,
-    /// The rules each step states, in the order it states them
-    /// ([`stated_rules`]).
+    /// The rules each step teaches, in the order its section states them
+    /// (`steps.toml`'s `rules`).
     pub stated: BTreeMap<u32, Vec<Rule>>,
     /// The tests documented as races ([`races`]): a start is never one.
     pub races: BTreeMap<String, String>,
@@ -22,28 +22,32 @@ pub(crate) struct Syllabus {
     pub needs: BTreeMap<u32, Vec<u32>>,
 }
 
-/// The syllabus of this lab: its controls, and the rules LAB.md states in
-/// each step (none, if LAB.md cannot be read).
+/// The syllabus of this lab: its controls and races, and from the steps
+/// manifest what each step needs and the rules it teaches (none, if the
+/// manifest cannot be read).
 pub(crate) fn syllabus() -> Result<Syllabus, String> {
+    let steps = crate::manifest::read(&root()).unwrap_or_default();
     Ok(Syllabus {
         controls: controls()?,
         races: races()?,
-        needs: crate::manifest::read(&root())
-            .map(|steps| {
-                steps
-                    .into_iter()
-                    .map(|(number, step)| (number, step.needs))
-                    .collect()
+        needs: steps
+            .iter()
+            .map(|(&number, step)| (number, step.needs.clone()))
+            .collect(),
+        stated: steps
+            .iter()
+            .map(|(&number, step)| {
+                let rules = step.rules.iter().filter_map(|id| Rule::parse(id)).collect();
+                (number, rules)
             })
-            .unwrap_or_default(),
-        stated: crate::manifest::lab_text(&root())
-            .map(|text| stated_rules(&text))
-            .unwrap_or_default(),
+            .collect(),
     })
 }
 
-/// The rules each step's section of LAB.md (`## Step 3: ...`) states: the
-/// rule ids its list opens in bold, `- **B6** ...`, in the order it does.
+/// The rules each step's section of a handout (`## Step 3: ...`) states:
+/// the rule ids its list opens in bold, `- **B6** ...`, in the order it
+/// does. Only a check reads them: `steps.toml` lists the same.
+#[cfg(test)]
 pub(crate) fn stated_rules(lab: &str) -> BTreeMap<u32, Vec<Rule>> {
     let mut stated: BTreeMap<u32, Vec<Rule>> = BTreeMap::new();
     let mut step = None;
@@ -391,6 +395,31 @@ mod tests {
             found.join("\n")
         );
         assert!(races.len() >= 7, "{races:?}");
+    }
+
+    /// Each step's section opens its list of rules in bold, `- **B6** ...`,
+    /// in the order `steps.toml` lists them, and names no other: the
+    /// student reads the handout, the tools the manifest.
+    #[test]
+    fn each_steps_section_states_the_rules_the_manifest_lists() {
+        let text = crate::manifest::lab_text(&root()).unwrap();
+        let stated = stated_rules(&text);
+        let listed = syllabus().unwrap().stated;
+        for (number, step) in crate::manifest::read(&root()).unwrap() {
+            let ids = |rules: Option<&Vec<Rule>>| -> Vec<String> {
+                rules
+                    .map(|rules| rules.iter().map(Rule::to_string).collect())
+                    .unwrap_or_default()
+            };
+            assert_eq!(
+                ids(stated.get(&number)),
+                step.rules,
+                "{}, step {number}: its bold list against steps.toml:{}",
+                crate::manifest::handout_of(number),
+                step.line
+            );
+            assert_eq!(ids(listed.get(&number)), step.rules, "every id reads");
+        }
     }
 
     #[test]

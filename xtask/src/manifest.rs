@@ -35,7 +35,9 @@ pub(crate) fn handout_of(number: u32) -> &'static str {
 }
 
 /// The lab's text: LAB.md, then ADVANCED.md where there is one, so the
-/// steps' sections come in their order.
+/// steps' sections come in their order. Only checks read it: the tools
+/// read this manifest.
+#[cfg(test)]
 pub(crate) fn lab_text(root: &std::path::Path) -> Result<String, String> {
     let mut text = String::new();
     for (index, name) in HANDOUTS.iter().enumerate() {
@@ -58,24 +60,34 @@ pub(crate) struct Step {
     pub title: String,
     /// The steps besides the core it needs done first.
     pub needs: Vec<u32>,
-    /// The letters of the rule ids its tests carry (`B` for B5).
-    pub families: Vec<char>,
+    /// The rules it teaches, in the order its section states them: ids
+    /// such as `B5`, a family's capital letter and a number.
+    pub rules: Vec<String>,
     /// The manifest's line that opens it, for errors.
     pub line: usize,
 }
 
-/// The rule families in the contract's order: each family as the steps
-/// first name it, in step order (B, E, then the advanced track's).
+/// The rule families in the contract's order: each family's letter as the
+/// steps' rules first name it, in step order (B, E, then the advanced
+/// track's).
 pub(crate) fn families(root: &Path) -> Result<Vec<char>, String> {
     let mut families = Vec::new();
     for step in read(root)?.into_values() {
-        for family in step.families {
+        for family in step.rules.iter().filter_map(|rule| rule.chars().next()) {
             if !families.contains(&family) {
                 families.push(family);
             }
         }
     }
     Ok(families)
+}
+
+/// `B5`, `E10`: a capital letter, then a number.
+fn is_rule_id(id: &str) -> bool {
+    let mut chars = id.chars();
+    chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && !chars.as_str().is_empty()
+        && chars.as_str().bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The manifest at `root`/steps.toml, checked against the suite's steps.
@@ -101,7 +113,7 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
                 number: 0,
                 title: String::new(),
                 needs: Vec::new(),
-                families: Vec::new(),
+                rules: Vec::new(),
                 line: at,
             });
             seen.clear();
@@ -149,21 +161,23 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
                     })
                     .collect::<Result<_, _>>()?;
             }
-            "families" => {
+            "rules" => {
                 let inner = value
                     .strip_prefix('[')
                     .and_then(|v| v.strip_suffix(']'))
-                    .ok_or(format!("steps.toml:{at}: families is a list, `[\"B\"]`"))?;
-                step.families = inner
+                    .ok_or(format!(
+                        "steps.toml:{at}: rules is a list, `[\"B1\", \"B2\"]`"
+                    ))?;
+                step.rules = inner
                     .split(',')
                     .map(str::trim)
-                    .filter(|f| !f.is_empty())
-                    .map(|f| {
-                        let letter = f.strip_prefix('"').and_then(|f| f.strip_suffix('"'));
-                        match letter.map(|l| (l.len(), l.chars().next())) {
-                            Some((1, Some(c))) if c.is_ascii_uppercase() => Ok(c),
+                    .filter(|id| !id.is_empty())
+                    .map(|id| {
+                        let rule = id.strip_prefix('"').and_then(|id| id.strip_suffix('"'));
+                        match rule {
+                            Some(rule) if is_rule_id(rule) => Ok(rule.to_owned()),
                             _ => Err(format!(
-                                "steps.toml:{at}: `{f}` is no rule family: one capital letter, quoted (`\"B\"`)"
+                                "steps.toml:{at}: `{id}` is no rule id: a capital letter and a number, quoted (`\"B5\"`)"
                             )),
                         }
                     })
@@ -178,12 +192,6 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
             return Err(format!(
                 "steps.toml:{}: a step needs a number and a title",
                 step.line
-            ));
-        }
-        if step.families.is_empty() {
-            return Err(format!(
-                "steps.toml:{}: step {} names no rule families (`families = [\"B\"]`, the letters of its tests' rule ids)",
-                step.line, step.number
             ));
         }
         if !with_tests.contains(&step.number) {
@@ -336,7 +344,7 @@ mod tests {
     #[test]
     fn a_bad_manifest_is_an_error_naming_its_line() {
         let two = tested(&[11, 12]);
-        let ok = "[[step]]\nnumber = 11\ntitle = \"a\"\nneeds = []\nfamilies = [\"K\"]\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nfamilies = [\"S\"]\n";
+        let ok = "[[step]]\nnumber = 11\ntitle = \"a\"\nneeds = []\nrules = [\"K1\"]\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nrules = [\"S1\"]\n";
         let steps = parse(ok, &two).unwrap();
         assert_eq!(steps[&12].needs, [11]);
         let cases = [
@@ -365,16 +373,16 @@ mod tests {
                 "steps.toml:10: unknown key `colour`",
             ),
             (
-                ok.replace("families = [\"S\"]\n", ""),
-                "steps.toml:6: step 12 names no rule families",
+                ok.replace("[\"S1\"]", "[\"s1\"]"),
+                "steps.toml:10: `\"s1\"` is no rule id",
             ),
             (
-                ok.replace("[\"S\"]", "[\"s\"]"),
-                "steps.toml:10: `\"s\"` is no rule family",
+                ok.replace("[\"S1\"]", "[\"S\"]"),
+                "steps.toml:10: `\"S\"` is no rule id",
             ),
             (
                 ok.replace(
-                    "[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nfamilies = [\"S\"]\n",
+                    "[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nrules = [\"S1\"]\n",
                     "",
                 ),
                 "steps.toml: step 12 has tests but no [[step]]",

@@ -403,7 +403,7 @@ mod tests {
     #[test]
     fn a_step_needs_the_core_and_its_prerequisites_and_theirs() {
         let steps = crate::manifest::parse(
-            "[[step]]\nnumber = 3\ntitle = \"c\"\nfamilies = [\"B\"]\n[[step]]\nnumber = 11\ntitle = \"a\"\nfamilies = [\"K\"]\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nfamilies = [\"S\"]\n[[step]]\nnumber = 13\ntitle = \"d\"\nneeds = [12]\nfamilies = [\"W\"]\n",
+            "[[step]]\nnumber = 3\ntitle = \"c\"\nrules = [\"B1\"]\n[[step]]\nnumber = 11\ntitle = \"a\"\nrules = [\"K1\"]\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nrules = [\"S1\"]\n[[step]]\nnumber = 13\ntitle = \"d\"\nneeds = [12]\nrules = [\"W1\"]\n",
             &tested(&[3, 11, 12, 13]),
         )
         .unwrap();
