@@ -46,7 +46,79 @@ impl Coarse {
     }
 }
 
-pub(crate) use system::CoarseOrigin;
+/// The operating system's coarse monotonic clock, measured from an origin
+/// taken just after a [`SystemClock`](crate::SystemClock)'s, on the same
+/// time line (`Instant` reads `CLOCK_MONOTONIC` on Linux).
+///
+/// The coarse clock is the monotonic clock as of the last timer tick, so it
+/// is never ahead of it; measured from a later origin, its readings are
+/// smaller still, never ahead of the system clock's. It runs behind by the
+/// time since the last tick (see [`lag_for`]). Off Linux, or without the
+/// `coarse-clock` feature, there is none: [`CoarseOrigin::now`] gives no
+/// origin, so nothing is ever read. (The choice is made inside the
+/// functions, not between two modules, so that every function is built,
+/// and mutation-tested, on Linux.)
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(
+    not(all(
+        feature = "coarse-clock",
+        any(target_os = "linux", target_os = "android")
+    )),
+    allow(dead_code)
+)]
+pub(crate) struct CoarseOrigin {
+    origin: Duration,
+    lag: Duration,
+}
+
+impl CoarseOrigin {
+    /// The coarse clock from this moment, if the system has one worth
+    /// reading. Call it just after taking the exact clock's origin.
+    pub(crate) fn now() -> Option<Self> {
+        #[cfg(all(
+            feature = "coarse-clock",
+            any(target_os = "linux", target_os = "android")
+        ))]
+        {
+            use rustix::time::{ClockId, clock_getres, clock_gettime};
+            let resolution = system::duration(clock_getres(ClockId::MonotonicCoarse))?;
+            Some(Self {
+                lag: system::lag_for(resolution)?,
+                origin: system::duration(clock_gettime(ClockId::Monotonic))?,
+            })
+        }
+        #[cfg(not(all(
+            feature = "coarse-clock",
+            any(target_os = "linux", target_os = "android")
+        )))]
+        {
+            None
+        }
+    }
+
+    /// A coarse reading on the clock whose origin this is.
+    #[inline]
+    pub(crate) fn read(&self) -> Coarse {
+        #[cfg(all(
+            feature = "coarse-clock",
+            any(target_os = "linux", target_os = "android")
+        ))]
+        let now = system::duration(rustix::time::clock_gettime(
+            rustix::time::ClockId::MonotonicCoarse,
+        ))
+        .unwrap_or_default();
+        // Never read: there is no origin to read from here.
+        #[cfg(not(all(
+            feature = "coarse-clock",
+            any(target_os = "linux", target_os = "android")
+        )))]
+        let now = self.origin;
+        Coarse {
+            reading: now.saturating_sub(self.origin),
+            lag: self.lag,
+        }
+    }
+}
 
 #[cfg(all(
     feature = "coarse-clock",
@@ -55,80 +127,40 @@ pub(crate) use system::CoarseOrigin;
 mod system {
     use std::time::Duration;
 
-    use rustix::time::{ClockId, Timespec, clock_getres, clock_gettime};
+    use rustix::time::Timespec;
 
-    use super::Coarse;
-
-    /// The operating system's coarse monotonic clock, measured from an
-    /// origin taken just after a [`SystemClock`](crate::SystemClock)'s, on
-    /// the same time line (`Instant` reads `CLOCK_MONOTONIC` on Linux).
-    ///
-    /// The coarse clock is the monotonic clock as of the last timer tick, so
-    /// it is never ahead of it; measured from a later origin, its readings
-    /// are smaller still, never ahead of the system clock's. It runs behind
-    /// by the time since the last tick: one resolution, a little more when a
-    /// tick comes late, so the stated lag is two resolutions and a
-    /// millisecond. Ticks further apart than 10 ms are not used.
-    #[derive(Debug, Clone, Copy)]
-    pub(crate) struct CoarseOrigin {
-        origin: Duration,
-        lag: Duration,
-    }
-
-    impl CoarseOrigin {
-        /// The coarse clock from this moment, if the system has one worth
-        /// reading. Call it just after taking the exact clock's origin.
-        pub(crate) fn now() -> Option<Self> {
-            let resolution = duration(clock_getres(ClockId::MonotonicCoarse))?;
-            if resolution.is_zero() || resolution > Duration::from_millis(10) {
-                return None;
-            }
-            Some(Self {
-                origin: duration(clock_gettime(ClockId::Monotonic))?,
-                lag: resolution * 2 + Duration::from_millis(1),
-            })
+    /// The lag to state for a coarse clock of `resolution`: the time since
+    /// the last tick, which is one resolution, or a little more when a tick
+    /// comes late, so two and a millisecond. `None` for a clock not worth
+    /// reading: no resolution at all, or ticks over 10 ms apart.
+    pub(super) fn lag_for(resolution: Duration) -> Option<Duration> {
+        if resolution.is_zero() || resolution > Duration::from_millis(10) {
+            return None;
         }
-
-        /// A coarse reading on the clock whose origin this is.
-        #[inline]
-        pub(crate) fn read(&self) -> Coarse {
-            let now = duration(clock_gettime(ClockId::MonotonicCoarse)).unwrap_or_default();
-            Coarse {
-                reading: now.saturating_sub(self.origin),
-                lag: self.lag,
-            }
-        }
+        Some(resolution * 2 + Duration::from_millis(1))
     }
 
     /// A `timespec` of a monotonic clock as a `Duration`; `None` for one no
     /// monotonic clock gives (negative).
     #[inline]
-    fn duration(time: Timespec) -> Option<Duration> {
+    pub(super) fn duration(time: Timespec) -> Option<Duration> {
         let seconds = u64::try_from(time.tv_sec).ok()?;
         let nanos = u32::try_from(time.tv_nsec).ok()?;
         Some(Duration::new(seconds, nanos))
     }
-}
 
-#[cfg(not(all(
-    feature = "coarse-clock",
-    any(target_os = "linux", target_os = "android")
-)))]
-mod system {
-    use super::Coarse;
+    #[cfg(test)]
+    mod tests {
+        use super::*;
 
-    /// No coarse clock here (the `coarse-clock` feature is off, or the
-    /// system has none): there is no origin to read from.
-    #[derive(Debug, Clone, Copy)]
-    pub(crate) enum CoarseOrigin {}
+        const MS: Duration = Duration::from_millis(1);
 
-    impl CoarseOrigin {
-        pub(crate) fn now() -> Option<Self> {
-            None
-        }
-
-        pub(crate) fn read(&self) -> Coarse {
-            match *self {}
+        #[test]
+        fn the_stated_lag_is_two_ticks_and_a_millisecond_for_ticks_up_to_10_ms() {
+            assert_eq!(lag_for(4 * MS), Some(9 * MS));
+            assert_eq!(lag_for(10 * MS), Some(21 * MS));
+            assert_eq!(lag_for(10 * MS + Duration::from_nanos(1)), None);
+            assert_eq!(lag_for(Duration::ZERO), None);
         }
     }
 }

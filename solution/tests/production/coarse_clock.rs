@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use retry_breaker_solution::{
-    Clock, Coarse, ManualClock, Rejected, RetryBreaker, State, SystemClock,
-};
+use retry_breaker_solution::{Clock, Coarse, ManualClock, Rejected, RetryBreaker, State};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -122,6 +120,27 @@ fn the_probe_comes_at_the_exact_deadline_whatever_the_coarse_clock_says() {
 }
 
 #[test]
+fn a_borrowed_or_shared_clock_offers_the_same_coarse_reading() {
+    let clock = Lagging::new(5 * MS, 8 * MS);
+    clock.exact.advance(50 * MS);
+    let own = clock.coarse_now();
+    assert_eq!(
+        own,
+        Some(Coarse {
+            reading: 45 * MS,
+            lag: 8 * MS
+        })
+    );
+    let borrowed: &Lagging = &clock;
+    assert_eq!(
+        <&Lagging as Clock>::coarse_now(&borrowed),
+        own,
+        "through a reference"
+    );
+    assert_eq!(Arc::new(clock.clone()).coarse_now(), own, "through an Arc");
+}
+
+#[test]
 fn a_clock_without_a_coarse_reading_is_read_exactly_for_every_refusal() {
     let clock = ManualClock::new();
     assert_eq!(clock.coarse_now(), None);
@@ -131,17 +150,15 @@ fn a_clock_without_a_coarse_reading_is_read_exactly_for_every_refusal() {
     assert_eq!(left(breaker.try_acquire()), 50 * MS, "exactly, as always");
 }
 
+/// Off Linux, or without the `coarse-clock` feature, there is no coarse
+/// reading to check.
 #[test]
+#[cfg(all(target_os = "linux", feature = "coarse-clock"))]
 fn the_system_clocks_coarse_reading_is_never_ahead_of_an_exact_reading_after_it() {
-    let clock = SystemClock::new();
-    let Some(first) = clock.coarse_now() else {
-        // Off Linux, or without the `coarse-clock` feature: nothing to check.
-        assert!(
-            !cfg!(target_os = "linux"),
-            "on Linux the system clock offers a coarse reading"
-        );
-        return;
-    };
+    let clock = retry_breaker_solution::SystemClock::new();
+    let first = clock
+        .coarse_now()
+        .expect("on Linux the system clock offers a coarse reading");
     assert!(
         first.lag > Duration::ZERO && first.lag <= 21 * MS,
         "{:?}",

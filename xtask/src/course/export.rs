@@ -1010,10 +1010,11 @@ fn handout(lab: &str, track: Track) -> String {
     let kept: String = sections
         .into_iter()
         .filter(|section| {
-            !KIT_ONLY_SECTIONS
+            let kit_only = KIT_ONLY_SECTIONS
                 .iter()
-                .any(|heading| section.starts_with(heading))
-                && !(track == Track::Core && advanced_step(section))
+                .any(|heading| section.starts_with(heading));
+            let left_out = track == Track::Core && advanced_step(section);
+            !(kit_only || left_out)
         })
         .collect();
     let advanced = crate::manifest::HANDOUTS[1];
