@@ -111,12 +111,7 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         );
         checks.check(
             &format!("{handout}'s links lead to files and headings of the export"),
-            fs::read_to_string(clone.join(handout))
-                .map_err(|e| format!("{handout}: {e}"))
-                .and_then(|text| {
-                    let broken = named::broken_links(&clone, handout, &text);
-                    expect(broken.is_empty(), &broken.join("\n"))
-                }),
+            links_lead_somewhere(&clone, handout),
         );
         checks.check(
             &format!("{handout} has no empty section"),
@@ -401,12 +396,7 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         checks.check(
             &format!("the advanced edition's {handout}: its pictures, links and names are there"),
             missing_pictures(&advanced_clone, handout)
-                .and_then(|()| {
-                    let text = fs::read_to_string(advanced_clone.join(handout))
-                        .map_err(|e| format!("{handout}: {e}"))?;
-                    let broken = named::broken_links(&advanced_clone, handout, &text);
-                    expect(broken.is_empty(), &broken.join("\n"))
-                })
+                .and_then(|()| links_lead_somewhere(&advanced_clone, handout))
                 .and_then(|()| names_only_what_it_has(&advanced_clone, &root, handout)),
         );
     }
@@ -713,6 +703,14 @@ fn held_back_modules(root: &Path) -> Result<Vec<String>, String> {
         .collect();
     modules.sort();
     Ok(modules)
+}
+
+/// Whether every relative link of `handout` in `clone` leads to a file and,
+/// with an anchor, to one of its headings.
+fn links_lead_somewhere(clone: &Path, handout: &str) -> Result<(), String> {
+    let text = fs::read_to_string(clone.join(handout)).map_err(|e| format!("{handout}: {e}"))?;
+    let broken = named::broken_links(clone, handout, &text);
+    expect(broken.is_empty(), &broken.join("\n"))
 }
 
 /// The pictures `handout` shows that the clone does not have.
