@@ -5,11 +5,12 @@
 //! is little more than a clock reading (see `shortcut.rs`). When the
 //! deadline is far away, the exact time does not matter: any reading that
 //! is surely before the deadline proves the refusal right. The operating
-//! system keeps such a reading for free, updated at each timer tick
-//! (`CLOCK_MONOTONIC_COARSE` on Linux), at about a quarter of the cost of
-//! the exact one. So a clock may offer a [`Coarse`] reading with a bound on
-//! how far behind it runs, and a refusal reads the exact clock only when
-//! the deadline is within that bound.
+//! system keeps such a reading, updated at each timer tick
+//! (`CLOCK_MONOTONIC_COARSE` on Linux), and reading it costs less than
+//! reading the exact clock (docs/FIGURES.md has the figures). So a clock
+//! may offer a [`Coarse`] reading with a bound on how far behind it runs,
+//! and a refusal reads the exact clock only when the deadline is within
+//! that bound.
 
 use std::time::Duration;
 
