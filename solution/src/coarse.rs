@@ -60,13 +60,8 @@ impl Coarse {
 /// functions, not between two modules, so that every function is built,
 /// and mutation-tested, on Linux.)
 #[derive(Debug, Clone, Copy)]
-#[cfg_attr(
-    not(all(
-        feature = "coarse-clock",
-        any(target_os = "linux", target_os = "android")
-    )),
-    allow(dead_code)
-)]
+// Off Linux, or without the feature, none is ever made.
+#[allow(dead_code)]
 pub(crate) struct CoarseOrigin {
     origin: Duration,
     lag: Duration,
