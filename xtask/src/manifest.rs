@@ -9,10 +9,12 @@
 //! pass. `just progress` reads it to say which step to do first.
 //!
 //! The format is a small part of TOML, read here without a parser crate:
-//! `[[step]]` tables with `number = N`, `title = "..."` and
-//! `needs = [N, ...]`. A manifest that names a step the suite lacks, leaves
-//! one out, needs a step that is not there or comes later, or loops, is an
-//! error naming its line.
+//! `[[step]]` tables with `number = N`, `title = "..."`, `rules = ["B1",
+//! ...]`, `needs = [N, ...]`, `points = N` and `hints = [ '''...''', ... ]`
+//! (literal strings, each opening and closing on a line of its own). A
+//! manifest that names a step the suite lacks, leaves one out, needs a step
+//! that is not there or comes later, loops, or gives a step no points or
+//! fewer than two hints, is an error naming its line.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -54,7 +56,7 @@ pub(crate) fn lab_text(root: &std::path::Path) -> Result<String, String> {
 }
 
 /// One step as the manifest declares it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Step {
     pub number: u32,
     pub title: String,
@@ -63,6 +65,12 @@ pub(crate) struct Step {
     /// The rules it teaches, in the order its section states them: ids
     /// such as `B5`, a family's capital letter and a number.
     pub rules: Vec<String>,
+    /// What `just grade` gives it, unless the course's weights say
+    /// otherwise ([`crate::grading::weights`]).
+    pub points: f64,
+    /// What `just hint` shows, one more each time, from a nudge to nearly
+    /// the answer.
+    pub hints: Vec<String>,
     /// The manifest's line that opens it, for errors.
     pub line: usize,
 }
@@ -102,7 +110,8 @@ pub(crate) fn read(root: &Path) -> Result<BTreeMap<u32, Step>, String> {
 pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u32, Step>, String> {
     let mut steps: Vec<Step> = Vec::new();
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    for (index, raw) in text.lines().enumerate() {
+    let mut lines = text.lines().enumerate();
+    while let Some((index, raw)) = lines.next() {
         let at = index + 1;
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -114,6 +123,8 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
                 title: String::new(),
                 needs: Vec::new(),
                 rules: Vec::new(),
+                points: f64::NAN,
+                hints: Vec::new(),
                 line: at,
             });
             seen.clear();
@@ -183,6 +194,23 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
                     })
                     .collect::<Result<_, _>>()?;
             }
+            "points" => {
+                step.points = value
+                    .parse()
+                    .ok()
+                    .filter(|points: &f64| points.is_finite() && *points >= 0.0)
+                    .ok_or(format!(
+                        "steps.toml:{at}: the points `{value}` are not a number, 0 or more"
+                    ))?;
+            }
+            "hints" => {
+                if value != "[" {
+                    return Err(format!(
+                        "steps.toml:{at}: hints is a list of literal strings, opening with `hints = [` on a line of its own"
+                    ));
+                }
+                step.hints = hints(&mut lines, at)?;
+            }
             other => return Err(format!("steps.toml:{at}: unknown key `{other}`")),
         }
     }
@@ -192,6 +220,18 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
             return Err(format!(
                 "steps.toml:{}: a step needs a number and a title",
                 step.line
+            ));
+        }
+        if step.points.is_nan() {
+            return Err(format!(
+                "steps.toml:{}: step {} gives no `points` (0 for none)",
+                step.line, step.number
+            ));
+        }
+        if step.hints.len() < 2 {
+            return Err(format!(
+                "steps.toml:{}: step {} needs at least two `hints`, from a nudge to nearly the answer",
+                step.line, step.number
             ));
         }
         if !with_tests.contains(&step.number) {
@@ -249,6 +289,43 @@ pub(crate) fn parse(text: &str, with_tests: &BTreeSet<u32>) -> Result<BTreeMap<u
         }
     }
     Ok(by_number)
+}
+
+/// The hints of a `hints = [` opened at line `at`: each a literal string
+/// whose `'''` opens on a line of its own and closes on one alone (`'''` or
+/// `''',`), up to the list's `]`. A hint's lines are kept as they are.
+fn hints<'a>(
+    lines: &mut impl Iterator<Item = (usize, &'a str)>,
+    at: usize,
+) -> Result<Vec<String>, String> {
+    let mut hints = Vec::new();
+    let mut open: Option<(usize, String)> = None;
+    for (index, raw) in lines.by_ref() {
+        let line = raw.trim();
+        match open.as_mut() {
+            Some((_, hint)) if line == "'''" || line == "'''," => {
+                hints.push(std::mem::take(hint));
+                open = None;
+            }
+            Some((_, hint)) => {
+                hint.push_str(raw);
+                hint.push('\n');
+            }
+            None if line == "'''" => open = Some((index + 1, String::new())),
+            None if line == "]" => return Ok(hints),
+            None if line.is_empty() || line.starts_with('#') => {}
+            None => {
+                return Err(format!(
+                    "steps.toml:{}: expected a hint opening with `'''` on a line of its own, or the list's `]`: `{line}`",
+                    index + 1
+                ));
+            }
+        }
+    }
+    Err(match open {
+        Some((opened, _)) => format!("steps.toml:{opened}: a hint that never closes"),
+        None => format!("steps.toml:{at}: a list of hints with no `]`"),
+    })
 }
 
 /// A loop reached from the last step of `path`, as the steps around it.
@@ -344,13 +421,20 @@ mod tests {
     #[test]
     fn a_bad_manifest_is_an_error_naming_its_line() {
         let two = tested(&[11, 12]);
-        let ok = "[[step]]\nnumber = 11\ntitle = \"a\"\nneeds = []\nrules = [\"K1\"]\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nrules = [\"S1\"]\n";
+        let hints = "hints = [\n'''\nfirst\n''',\n'''\n# second\n  indented\n''',\n]\n";
+        let ok = format!(
+            "[[step]]\nnumber = 11\ntitle = \"a\"\nneeds = []\nrules = [\"K1\"]\npoints = 0\n{hints}\
+             [[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nrules = [\"S1\"]\npoints = 2.5\n{hints}"
+        );
+        let ok = ok.as_str();
         let steps = parse(ok, &two).unwrap();
         assert_eq!(steps[&12].needs, [11]);
+        assert_eq!(steps[&12].points, 2.5);
+        assert_eq!(steps[&11].hints, ["first\n", "# second\n  indented\n"]);
         let cases = [
             (
                 ok.replace("needs = [11]", "needs = [13]"),
-                "steps.toml:6: step 12 needs step 13",
+                "steps.toml:16: step 12 needs step 13",
             ),
             (
                 ok.replace("needs = []", "needs = [12]"),
@@ -358,34 +442,59 @@ mod tests {
             ),
             (
                 ok.replace("number = 12", "number = 14"),
-                "steps.toml:6: step 14 has no tests",
+                "steps.toml:16: step 14 has no tests",
             ),
             (
                 ok.replace("title = \"b\"\n", ""),
-                "steps.toml:6: a step needs a number and a title",
+                "steps.toml:16: a step needs a number and a title",
             ),
             (
                 ok.replace("needs = [11]", "needs = 11"),
-                "steps.toml:9: needs is a list",
+                "steps.toml:19: needs is a list",
             ),
             (
                 ok.replace("needs = [11]", "needs = [11]\ncolour = \"red\""),
-                "steps.toml:10: unknown key `colour`",
+                "steps.toml:20: unknown key `colour`",
             ),
             (
                 ok.replace("[\"S1\"]", "[\"s1\"]"),
-                "steps.toml:10: `\"s1\"` is no rule id",
+                "steps.toml:20: `\"s1\"` is no rule id",
             ),
             (
                 ok.replace("[\"S1\"]", "[\"S\"]"),
-                "steps.toml:10: `\"S\"` is no rule id",
+                "steps.toml:20: `\"S\"` is no rule id",
             ),
             (
-                ok.replace(
-                    "[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nrules = [\"S1\"]\n",
-                    "",
-                ),
+                ok[..ok.rfind("[[step]]").unwrap()].to_owned(),
                 "steps.toml: step 12 has tests but no [[step]]",
+            ),
+            (
+                ok.replace("points = 2.5\n", ""),
+                "steps.toml:16: step 12 gives no `points`",
+            ),
+            (
+                ok.replace("points = 2.5", "points = -1"),
+                "steps.toml:21: the points `-1` are not a number",
+            ),
+            (
+                ok.replacen("''',\n'''\n# second\n  indented\n''',\n", "''',\n", 2),
+                "steps.toml:1: step 11 needs at least two `hints`",
+            ),
+            (
+                ok.replacen("hints = [\n", "hints = [\nnot a string\n", 1),
+                "steps.toml:8: expected a hint opening with",
+            ),
+            (
+                ok.replacen("\n]\n", "\n", 2),
+                "steps.toml:15: expected a hint opening with `'''` on a line of its own, or the list's `]`: `[[step]]`",
+            ),
+            (
+                format!("{}\n'''\nnever closed\n", &ok[..ok.rfind("]").unwrap()]),
+                "steps.toml:31: a hint that never closes",
+            ),
+            (
+                ok[..ok.rfind(']').unwrap()].to_owned(),
+                "steps.toml:22: a list of hints with no `]`",
             ),
         ];
         for (text, expected) in cases {

@@ -806,19 +806,15 @@ mod tests {
     }
 
     /// docs/MAINTAINERS.md's "To add a step" lists what a step is made of; this fails
-    /// when a step of the suite lacks one: its weights line (the grader's
-    /// own parser insists), its hints, a typical mistake for each step with
-    /// code to write, and held-back tests for each step that earns points.
+    /// when a step of the suite lacks one: its manifest entry with points
+    /// and hints (the manifest's own reader insists), a typical mistake for
+    /// each step with code to write, and held-back tests for each step that
+    /// earns points.
     #[test]
-    fn every_step_has_its_weights_hints_mistakes_and_held_back_tests() {
+    fn every_step_has_its_manifest_entry_mistakes_and_held_back_tests() {
         let root = crate::root();
         let steps = crate::lab::steps().unwrap();
-        let numbers: Vec<u32> = steps.iter().map(|(n, _)| *n).collect();
-        let weights = crate::grading::weights::parse(
-            &fs::read_to_string(root.join("grading/weights.toml")).unwrap(),
-            &numbers,
-        )
-        .unwrap();
+        let weights = crate::grading::weights::read(&root).unwrap();
         let held_back =
             crate::grading::held_back::read(&root.join("grading/held-back"), &steps).unwrap();
         let todo_steps = todo_steps(&root);
@@ -828,9 +824,6 @@ mod tests {
         }
         let mut missing = Vec::new();
         for (number, name) in &steps {
-            if !root.join(format!("hints/step{number:02}.md")).is_file() {
-                missing.push(format!("step {number} ({name}): hints/step{number:02}.md"));
-            }
             if todo_steps.contains(number) && !mistakes.contains(number) {
                 missing.push(format!("step {number} ({name}): a mistake in mistakes/"));
             }

@@ -402,8 +402,15 @@ mod tests {
 
     #[test]
     fn a_step_needs_the_core_and_its_prerequisites_and_theirs() {
+        // Every step's points and hints, which the manifest insists on.
+        let rest = "points = 0\nhints = [\n'''\na nudge\n''',\n'''\nnearly the answer\n''',\n]\n";
         let steps = crate::manifest::parse(
-            "[[step]]\nnumber = 3\ntitle = \"c\"\nrules = [\"B1\"]\n[[step]]\nnumber = 11\ntitle = \"a\"\nrules = [\"K1\"]\n[[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nrules = [\"S1\"]\n[[step]]\nnumber = 13\ntitle = \"d\"\nneeds = [12]\nrules = [\"W1\"]\n",
+            &format!(
+                "[[step]]\nnumber = 3\ntitle = \"c\"\nrules = [\"B1\"]\n{rest}\
+                 [[step]]\nnumber = 11\ntitle = \"a\"\nrules = [\"K1\"]\n{rest}\
+                 [[step]]\nnumber = 12\ntitle = \"b\"\nneeds = [11]\nrules = [\"S1\"]\n{rest}\
+                 [[step]]\nnumber = 13\ntitle = \"d\"\nneeds = [12]\nrules = [\"W1\"]\n{rest}"
+            ),
             &tested(&[3, 11, 12, 13]),
         )
         .unwrap();

@@ -29,7 +29,7 @@ const KIT_ONLY_CRATES: &[&str] = &["retry_breaker_solution", "retry-breaker-solu
 /// A path is checked when it starts at the top of the kit (`kit`, which is
 /// `root` itself when the kit's own handouts are checked): `starter/src/`,
 /// `mistakes/48`; one that starts elsewhere (`held-back/`, said of
-/// `grading/`) or holds a placeholder (`DIR/x`, `hints/stepN.md`) is left
+/// `grading/`) or holds a placeholder (`DIR/x`, `tests/lab/stepNN_name.rs`) is left
 /// alone.
 pub(crate) fn missing(
     root: &Path,
@@ -463,7 +463,7 @@ mod tests {
     }
 
     /// Every Markdown document of the kit, wherever it is: the handouts,
-    /// the READMEs, `docs/`. Each names only what the kit has, and each
+    /// the READMEs, `docs/`, and the hints in the manifest. Each names only what the kit has, and each
     /// of its relative links leads to a file that is there and, with an
     /// anchor, to one of its headings.
     #[test]
@@ -491,6 +491,9 @@ mod tests {
             found.extend(missing(&root, &root, document, &text, &recipes));
             found.extend(broken_links(&root, document, &text));
         }
+        // The hints, which `just hint` shows, live in the manifest.
+        let manifest = fs::read_to_string(root.join("steps.toml")).expect("the manifest");
+        found.extend(missing(&root, &root, "steps.toml", &manifest, &recipes));
         assert_eq!(found, Vec::<String>::new());
     }
 

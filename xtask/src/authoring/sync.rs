@@ -64,24 +64,3 @@ pub(crate) fn list_todos() -> Result<(), String> {
     }
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_step_with_a_todo_has_hints() {
-        let todos = starter::generate(&root().join("solution/src"), 0)
-            .expect("the solution's TODOs")
-            .todos;
-        for todo in todos {
-            let file = root().join(format!("hints/step{:02}.md", todo.step));
-            let text = fs::read_to_string(&file).unwrap_or_default();
-            assert!(
-                crate::students::hint::sections(&text).len() >= 2,
-                "{} needs at least two hints, from a nudge to nearly the answer",
-                file.display()
-            );
-        }
-    }
-}

@@ -124,7 +124,8 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         (&clone, "the export", core_handouts.as_slice()),
         (&root, "the kit", HANDOUTS),
     ] {
-        for handout in handouts {
+        // The hints `just hint` shows are in the manifest.
+        for handout in handouts.iter().chain(&["steps.toml"]) {
             checks.check(
                 &format!("{which}'s {handout} names only recipes, files, tests and crates it has"),
                 names_only_what_it_has(tree, &root, handout),
@@ -392,6 +393,10 @@ pub(crate) fn check_export(args: &[String]) -> Result<(), String> {
         .arg("--quiet")
         .arg(&advanced_export)
         .arg(&advanced_clone))?;
+    checks.check(
+        "the advanced edition's steps.toml (its hints) names only what the edition has",
+        names_only_what_it_has(&advanced_clone, &root, "steps.toml"),
+    );
     for handout in HANDOUTS {
         checks.check(
             &format!("the advanced edition's {handout}: its pictures, links and names are there"),
@@ -575,13 +580,11 @@ fn only_core_steps(clone: &Path) -> Result<(), String> {
             .and_then(|digits| digits.parse::<u32>().ok())
             .is_some_and(|n| n > last)
     };
-    for folder in ["tests/lab", "hints"] {
-        for entry in fs::read_dir(clone.join(folder)).map_err(|e| format!("{folder}: {e}"))? {
-            let name = entry.map_err(|e| e.to_string())?.file_name();
-            let name = name.to_string_lossy();
-            if later(&name) {
-                found.push(format!("{folder}/{name}"));
-            }
+    for entry in fs::read_dir(clone.join("tests/lab")).map_err(|e| format!("tests/lab: {e}"))? {
+        let name = entry.map_err(|e| e.to_string())?.file_name();
+        let name = name.to_string_lossy();
+        if later(&name) {
+            found.push(format!("tests/lab/{name}"));
         }
     }
     for file in ["grading/weights.toml", "steps.toml", "tests/lab/main.rs"] {

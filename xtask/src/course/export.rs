@@ -210,7 +210,6 @@ pub(crate) fn export_track(dir: &Path, track: Track) -> Result<(), String> {
     })?;
     put("Cargo.toml", &root_manifest.text)?;
     put("grading/weights.toml", &file("grading/weights.toml")?)?;
-    copy_tracked(&root, "hints", &dir.join("hints"))?;
     for name in KIT_HANDOUTS {
         if track == Track::Core && *name == crate::manifest::HANDOUTS[1] {
             continue;
@@ -294,7 +293,7 @@ their stand-ins; no test here runs them.
 /// behaviour.
 fn keep_core(dir: &Path) -> Result<(), String> {
     let last = crate::manifest::CORE_LAST;
-    // `step14_registry.rs`, `step14_registry/`, `step14.md`: step 14.
+    // `step14_registry.rs`, `step14_registry/`: step 14.
     let step_of = |name: &str| -> Option<u32> {
         let rest = name.strip_prefix("step")?;
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
@@ -309,14 +308,12 @@ fn keep_core(dir: &Path) -> Result<(), String> {
         };
         removed.map_err(|e| format!("{}: {e}", path.display()))
     };
-    for folder in ["tests/lab", "hints"] {
-        let at = dir.join(folder);
-        for entry in fs::read_dir(&at).map_err(|e| format!("{folder}: {e}"))? {
-            let path = entry.map_err(|e| e.to_string())?.path();
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            if advanced(&name) {
-                remove(&path)?;
-            }
+    let suite = dir.join("tests/lab");
+    for entry in fs::read_dir(&suite).map_err(|e| format!("tests/lab: {e}"))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if advanced(&name) {
+            remove(&path)?;
         }
     }
     // Snapshots are named after their test's module: `lab__step14_...`.

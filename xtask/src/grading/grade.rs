@@ -10,7 +10,7 @@
 //! sealed ([`crate::grading::sealed`]): one process per test, with a verdict the
 //! student's code cannot write. Held-back tests in `grading/held-back/` join
 //! the suite for the run, seeded per student (`--student ID`, `--metadata
-//! FILE`, or `LAB_STUDENT`); weights come from `grading/weights.toml`.
+//! FILE`, or `LAB_STUDENT`); weights come from the manifest and `grading/weights.toml`.
 //!
 //! Scoring: a step's points are shared equally by its tests, controls
 //! excepted, so a partly passing step earns its share; controls and the
@@ -397,13 +397,7 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
     let deadline = std::time::Instant::now() + options.limits.budget;
     let root = root();
     let steps = steps()?;
-    let numbers: Vec<u32> = steps.iter().map(|(number, _)| *number).collect();
-    let weights_file = root.join("grading/weights.toml");
-    let weights = weights::parse(
-        &fs::read_to_string(&weights_file)
-            .map_err(|e| format!("cannot read {}: {e}", weights_file.display()))?,
-        &numbers,
-    )?;
+    let weights = weights::read(&root)?;
     let held_back = held_back::read(&root.join("grading/held-back"), &steps)?;
     let mut controls = controls()?;
     let mut races = races()?;

@@ -1,16 +1,19 @@
-//! The grading weights: points per step, from one file an instructor edits
-//! (`grading/weights.toml`).
+//! The grading weights: points per step, the manifest's (`points` in
+//! `steps.toml`) unless the course's settings (`grading/weights.toml`, the
+//! file an instructor edits) weigh a step differently.
 //!
 //! The file is a flat list of `key = value` lines, valid TOML, read by hand
-//! so the tools need no parser crate: `stepN = points` for every step of the
-//! suite, `provided = points` for the provided parts, and optionally
-//! `held_back_visibility = "..."`, when Gradescope shows the held-back tests,
+//! so the tools need no parser crate: optionally `stepN = points` for a step
+//! of the suite whose points the course changes, `provided = points` for the
+//! provided parts, `held_back_visibility = "..."`, when Gradescope shows the held-back tests,
 //! and `predictions = points`, the bonus for predictions (`just predict`),
 //! 0 when absent, and `tuning = points`, the bonus for the tuning task
 //! (`just tune`), 0 when absent, and `run_unscored = true`, to run the
 //! tests that earn no points too (a grade skips them by default).
 
 use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
 
 /// Points per step, and for the provided parts.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,9 +36,24 @@ pub struct Weights {
 /// one, so a student sees them only once the instructor publishes grades.
 pub const VISIBILITIES: [&str; 4] = ["hidden", "after_due_date", "after_published", "visible"];
 
-/// Reads the weights and checks they name exactly the suite's `steps`.
-pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
-    let mut found = BTreeMap::new();
+/// The weights of the kit at `root`: the manifest's points, and the course's
+/// settings.
+pub fn read(root: &Path) -> Result<Weights, String> {
+    let points = crate::manifest::read(root)?
+        .into_iter()
+        .map(|(number, step)| (number, step.points))
+        .collect();
+    let file = root.join("grading/weights.toml");
+    let text =
+        fs::read_to_string(&file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    parse(&text, &points)
+}
+
+/// Reads the course's settings over the manifest's `points` per step (the
+/// suite's steps, each with its points).
+pub fn parse(text: &str, points: &BTreeMap<u32, f64>) -> Result<Weights, String> {
+    let mut found = points.clone();
+    let mut changed = Vec::new();
     let mut provided = None;
     let mut predictions = None;
     let mut tuning = None;
@@ -92,28 +110,19 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
                 return Err(at("this key is given twice"));
             }
         } else if let Some(step) = key.strip_prefix("step").and_then(|n| n.parse::<u32>().ok()) {
-            if !steps.contains(&step) {
+            if !points.contains_key(&step) {
                 return Err(at("the suite has no such step"));
             }
-            if found.insert(step, value).is_some() {
+            if changed.contains(&step) {
                 return Err(at("this step is weighted twice"));
             }
+            changed.push(step);
+            found.insert(step, value);
         } else {
             return Err(at(
                 "unknown key; expected stepN, provided, predictions, tuning, held_back_visibility or run_unscored",
             ));
         }
-    }
-    let missing: Vec<String> = steps
-        .iter()
-        .filter(|step| !found.contains_key(step))
-        .map(|step| format!("step{step}"))
-        .collect();
-    if !missing.is_empty() {
-        return Err(format!(
-            "grading/weights.toml gives no points for {}; add a line for each",
-            missing.join(", ")
-        ));
     }
     Ok(Weights {
         steps: found,
@@ -129,56 +138,68 @@ pub fn parse(text: &str, steps: &[u32]) -> Result<Weights, String> {
 mod tests {
     use super::*;
 
+    /// A manifest whose steps 1 and 2 have 3 and 4 points.
+    fn manifest() -> BTreeMap<u32, f64> {
+        BTreeMap::from([(1, 3.0), (2, 4.0)])
+    }
+
     #[test]
     fn reads_steps_and_provided_parts() {
         let weights = parse(
             "# points\nstep1 = 10\nstep2 = 2.5 # half\n\nprovided = 1\n",
-            &[1, 2],
+            &manifest(),
         )
         .unwrap();
         assert_eq!(weights.steps[&1], 10.0);
         assert_eq!(weights.steps[&2], 2.5);
+        let as_shipped = parse("step2 = 0\n", &manifest()).unwrap();
+        assert_eq!(as_shipped.steps, BTreeMap::from([(1, 3.0), (2, 0.0)]));
+        assert_eq!(parse("", &manifest()).unwrap().steps, manifest());
         assert_eq!(weights.provided, 1.0);
         assert_eq!(weights.held_back_visibility, "after_published");
         assert_eq!(weights.predictions, 0.0);
-        let bonus = parse("step1 = 1\npredictions = 5\n", &[1]).unwrap();
+        let bonus = parse("step1 = 1\npredictions = 5\n", &manifest()).unwrap();
         assert_eq!(bonus.predictions, 5.0);
-        let hidden = parse("step1 = 1\nheld_back_visibility = \"hidden\"\n", &[1]).unwrap();
+        let hidden = parse(
+            "step1 = 1\nheld_back_visibility = \"hidden\"\n",
+            &manifest(),
+        )
+        .unwrap();
         assert_eq!(hidden.held_back_visibility, "hidden");
-        assert!(parse("step1 = 1\nheld_back_visibility = \"later\"\n", &[1]).is_err());
-        assert!(parse("step1 = 1\nheld_back_visibility = visible\n", &[1]).is_err());
+        assert!(parse("step1 = 1\nheld_back_visibility = \"later\"\n", &manifest()).is_err());
+        assert!(parse("step1 = 1\nheld_back_visibility = visible\n", &manifest()).is_err());
         assert!(!weights.run_unscored);
         assert!(
-            parse("step1 = 1\nrun_unscored = true\n", &[1])
+            parse("step1 = 1\nrun_unscored = true\n", &manifest())
                 .unwrap()
                 .run_unscored
         );
-        assert!(parse("step1 = 1\nrun_unscored = yes\n", &[1]).is_err());
+        assert!(parse("step1 = 1\nrun_unscored = yes\n", &manifest()).is_err());
         assert!(
             parse(
                 "step1 = 1\nrun_unscored = true\nrun_unscored = false\n",
-                &[1]
+                &manifest()
             )
             .is_err()
         );
     }
 
     #[test]
-    fn refuses_missing_unknown_and_negative_entries() {
-        assert!(
-            parse("step1 = 10\n", &[1, 2])
-                .unwrap_err()
-                .contains("step2")
+    fn refuses_unknown_and_negative_entries() {
+        assert!(parse("step1 = 1\nstep3 = 1\n", &manifest()).is_err());
+        assert!(parse("step1 = -1\n", &manifest()).is_err());
+        assert!(parse("step1 = 1\nstep1 = 2\n", &manifest()).is_err());
+        assert!(parse("bonus = 1\nstep1 = 1\n", &manifest()).is_err());
+        assert!(parse("step1 = 1\npredictions = -5\n", &manifest()).is_err());
+        assert!(parse("step1 = 1\npredictions = 1\npredictions = 2\n", &manifest()).is_err());
+        assert_eq!(parse("step1 = 1\n", &manifest()).unwrap().tuning, 0.0);
+        assert_eq!(
+            parse("step1 = 1\ntuning = 5\n", &manifest())
+                .unwrap()
+                .tuning,
+            5.0
         );
-        assert!(parse("step1 = 1\nstep3 = 1\n", &[1]).is_err());
-        assert!(parse("step1 = -1\n", &[1]).is_err());
-        assert!(parse("step1 = 1\nstep1 = 2\n", &[1]).is_err());
-        assert!(parse("bonus = 1\nstep1 = 1\n", &[1]).is_err());
-        assert!(parse("step1 = 1\npredictions = -5\n", &[1]).is_err());
-        assert!(parse("step1 = 1\npredictions = 1\npredictions = 2\n", &[1]).is_err());
-        assert_eq!(parse("step1 = 1\n", &[1]).unwrap().tuning, 0.0);
-        assert_eq!(parse("step1 = 1\ntuning = 5\n", &[1]).unwrap().tuning, 5.0);
-        assert!(parse("step1 = 1\ntuning = -1\n", &[1]).is_err());
-        assert!(parse("step1 = 1\ntuning = 1\ntuning = 2\n", &[1]).is_err());
+        assert!(parse("step1 = 1\ntuning = -1\n", &manifest()).is_err());
+        assert!(parse("step1 = 1\ntuning = 1\ntuning = 2\n", &manifest()).is_err());
     }
 }

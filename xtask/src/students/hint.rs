@@ -1,9 +1,9 @@
 //! `cargo xtask hint STEP [reset]`: one more hint for a step each time it
 //! runs, from a nudge to nearly the answer, as rustlings does.
 //!
-//! The hints live in `hints/stepN.md`, one `## Hint k` section each. How
-//! many a student has asked for is kept under `target/`, which git ignores,
-//! so asking never changes a tracked file.
+//! The hints are the step's `hints` in `steps.toml`, the lab's manifest.
+//! How many a student has asked for is kept under `target/`, which git
+//! ignores, so asking never changes a tracked file.
 
 use std::fs;
 use std::path::Path;
@@ -19,19 +19,11 @@ pub(crate) fn hint(step: Option<&str>, reset: Option<&str>) -> Result<(), String
         return Err("usage: just hint STEP (a number, as in `just hint 3`, or a name)".to_owned());
     };
     let root = root();
-    let file = root.join("hints").join(format!("step{number:02}.md"));
-    let Ok(text) = fs::read_to_string(&file) else {
-        return Err(format!(
-            "step {number} ({name}) has no TODO of its own, so it has no hints: its failures name \
-             the TODO to look at"
-        ));
-    };
-    let hints = sections(&text);
-    if hints.is_empty() {
-        return Err(format!(
-            "hints/step{number:02}.md has no `## Hint` sections"
-        ));
-    }
+    let steps = crate::manifest::read(&root)?;
+    let step = steps
+        .get(&number)
+        .ok_or(format!("steps.toml has no step {number}"))?;
+    let hints: Vec<&str> = step.hints.iter().map(|hint| hint.trim()).collect();
     let seen_file = root.join("target/hints").join(format!("step{number:02}"));
     if reset == Some("reset") {
         let _ = fs::remove_file(&seen_file);
@@ -64,27 +56,6 @@ pub(crate) fn hint(step: Option<&str>, reset: Option<&str>) -> Result<(), String
     write_seen(&seen_file, shown)
 }
 
-/// The text of each `## Hint` section, in order.
-pub(crate) fn sections(markdown: &str) -> Vec<String> {
-    let mut hints: Vec<String> = Vec::new();
-    let mut current: Option<String> = None;
-    for line in markdown.lines() {
-        if line.starts_with("## ") {
-            hints.extend(current.take());
-            current = Some(String::new());
-        } else if let Some(text) = current.as_mut() {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    hints.extend(current);
-    hints
-        .into_iter()
-        .map(|hint| hint.trim().to_owned())
-        .filter(|hint| !hint.is_empty())
-        .collect()
-}
-
 fn read_seen(file: &Path) -> usize {
     fs::read_to_string(file)
         .ok()
@@ -97,16 +68,4 @@ fn write_seen(file: &Path, seen: usize) -> Result<(), String> {
         fs::create_dir_all(dir).map_err(|e| format!("cannot write {}: {e}", dir.display()))?;
     }
     fs::write(file, seen.to_string()).map_err(|e| format!("cannot write {}: {e}", file.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_hint_section_is_one_hint() {
-        let text = "# Hints for step 10\n\n## Hint 1\nfirst\n\n## Hint 2\nsecond,\nin two lines\n";
-        assert_eq!(sections(text), ["first", "second,\nin two lines"]);
-        assert!(sections("# nothing here\n").is_empty());
-    }
 }
