@@ -18,7 +18,12 @@
 //!   control:`) or ask for its rule's positive side too.
 //!
 //! Every forgery must score 0 and be named, in the summary and in
-//! results.json. Then the regrade checks: a crate with every step done,
+//! results.json, and no grade may show a line of a held-back test, a
+//! held-back file's name or the grading machine's key, unless the forgery
+//! wrote it itself. A crate that was built must have been built and run
+//! confined ([`crate::grading::confine`]): the check fails on a machine
+//! that cannot confine a grade, since there the gallery would prove less
+//! than it says. Then the regrade checks: a crate with every step done,
 //! graded three times with one student id, gives the same bytes each time
 //! (and full marks), and so does each of ten gallery mistakes; and two
 //! student ids draw different held-back cases that the finished crate
@@ -27,6 +32,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::grading::confine;
 use crate::grading::grade::{self, Grade, Options, Seed};
 use crate::{grading::report, root};
 
@@ -77,6 +83,9 @@ enum Edit {
 #[derive(Debug, Default)]
 struct Forgery {
     name: String,
+    /// The forgery's own text: what it names is no leak when a grade
+    /// shows it (a compiler's error quoting the path it tried).
+    text: String,
     what: String,
     refused: Vec<String>,
     ignored: Vec<String>,
@@ -98,7 +107,7 @@ pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
     }
     let base = root.join("target/check-forgeries");
     let target = root.join("target/grading/target");
-    let secrets = held_back_lines(&root)?;
+    let mut secrets = held_back_lines(&root)?;
     let mut failures = Vec::new();
     for forgery in &gallery {
         println!("== {}: {}", forgery.name, forgery.what);
@@ -111,8 +120,25 @@ pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
         for (check_sources, label) in checks {
             let out = base.join(format!("{}-{label}", forgery.name));
             let graded = grade(&student, &out, &target, None, check_sources)?;
+            // The grading machine's key, drawn by the first grade: a forgery
+            // that read it would know which held-back test runs.
+            if let Some(key) = sealed_key(&root).filter(|key| !secrets.contains(key)) {
+                secrets.push(key);
+            }
             let mut problems = judge(forgery, &graded, &out, check_sources)?;
-            problems.extend(leaked(&out, &secrets)?);
+            // Refused, the crate was never built: nothing ran to confine.
+            if graded.refused.is_empty()
+                && !graded
+                    .confinement
+                    .as_deref()
+                    .is_some_and(|how| how.starts_with(confine::SEALED_BUILD))
+            {
+                problems.push(format!(
+                    "this machine cannot keep the held-back tests out of reach of the code graded ({}): run as root, or where users may make mount namespaces",
+                    graded.confinement.as_deref().unwrap_or("no confinement reported")
+                ));
+            }
+            problems.extend(leaked(&out, &secrets, &forgery.text)?);
             for problem in &problems {
                 println!("   FAILED ({label}): {problem}");
             }
@@ -164,9 +190,10 @@ fn grade(
     Ok(graded)
 }
 
-/// The lines of the held-back tests that are their own, for [`leaked`]: a
-/// grade must never show one. A line the public suite or the starter has
-/// too (an import, a closing brace) gives nothing away.
+/// The lines of the held-back tests that are their own, and their files'
+/// names, for [`leaked`]: a grade must never show one. A line the public
+/// suite or the starter has too (an import, a closing brace) gives nothing
+/// away.
 fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
     let mut public = std::collections::HashSet::new();
     for folder in ["tests/lab", "starter/src"] {
@@ -180,6 +207,10 @@ fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
     for path in crate::authoring::library::files_under(&root.join("grading/held-back"))? {
         let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         lines.extend(
+            path.file_name()
+                .map(|name| name.to_string_lossy().into_owned()),
+        );
+        lines.extend(
             text.lines()
                 .map(str::trim)
                 .filter(|line| line.len() >= 16 && !public.contains(*line))
@@ -191,6 +222,12 @@ fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
     Ok(lines)
 }
 
+/// The grading machine's key of the held-back tests' names, once drawn.
+fn sealed_key(root: &Path) -> Option<String> {
+    let key = fs::read_to_string(root.join(grade::SEALED).join("held-back-key")).ok()?;
+    Some(key.trim().to_owned()).filter(|key| !key.is_empty())
+}
+
 /// A line of a held-back test that the grade in `out` shows the student,
 /// whatever the forgery aimed at.
 ///
@@ -200,7 +237,7 @@ fn held_back_lines(root: &Path) -> Result<Vec<String>, String> {
 /// name a value the test declares). Everything else a student sees before
 /// that, the summary, the compiler's errors and the public steps' entries,
 /// must hold none.
-fn leaked(out: &Path, secrets: &[String]) -> Result<Vec<String>, String> {
+fn leaked(out: &Path, secrets: &[String], own: &str) -> Result<Vec<String>, String> {
     let results = fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?;
     // One entry a line, as `report::gradescope` writes them.
     let results: String = results
@@ -212,9 +249,9 @@ fn leaked(out: &Path, secrets: &[String]) -> Result<Vec<String>, String> {
     let shown = results.replace("\\\"", "\"").replace("\\\\", "\\");
     Ok(secrets
         .iter()
-        .filter(|line| shown.contains(line.as_str()))
+        .filter(|line| shown.contains(line.as_str()) && !own.contains(line.as_str()))
         .take(1)
-        .map(|line| format!("the grade shows a line of a held-back test: {line}"))
+        .map(|line| format!("the grade shows a line or a name of a held-back test: {line}"))
         .collect())
 }
 
@@ -545,6 +582,7 @@ fn read_gallery(dir: &Path) -> Result<Vec<Forgery>, String> {
 fn parse(name: &str, text: &str) -> Result<Forgery, String> {
     let mut forgery = Forgery {
         name: name.to_owned(),
+        text: text.to_owned(),
         ..Forgery::default()
     };
     let mut edit: Option<(String, String)> = None;

@@ -22,6 +22,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::grading::confine::Confinement;
 use crate::grading::held_back::{self, HeldBack};
 use crate::lab::{controls, controls_in, races, races_in, steps};
 use crate::scratch::{copy_suite_workspace, copy_tree, sync_tree};
@@ -93,6 +94,9 @@ pub struct Grade {
     pub seed: Seed,
     /// Gradescope's `visibility` for the held-back tests' entries.
     pub held_back_visibility: String,
+    /// How the held-back tests were kept from the code graded, when the
+    /// grade had any ([`Confinement::describe`]).
+    pub confinement: Option<String>,
     /// The prediction questions, each with what was predicted and what
     /// really happened; empty when `weights.toml` gives them no points.
     pub predictions: Vec<predict::Scored>,
@@ -419,6 +423,7 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         forgeries: Vec::new(),
         seed: options.seed.clone(),
         held_back_visibility: weights.held_back_visibility.clone(),
+        confinement: None,
         predictions: Vec::new(),
         tuning: None,
         reveal_predictions: false,
@@ -458,9 +463,21 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
     }
     let mut verdicts = Vec::new();
     if grade.refused.is_empty() {
-        let (workspace, aliases) = prepare(&root, &sources, &held_back)?;
-        match sealed::build(&workspace, &options.target, deadline) {
+        let sealed_folder = root.join(SEALED);
+        let (workspace, aliases) = prepare(&root, &sources, &held_back, &sealed_folder)?;
+        let mut confinement = if held_back.is_empty() {
+            Confinement::none()
+        } else {
+            Confinement::probe(&[root.join("grading/held-back"), sealed_folder])
+        };
+        confinement.close()?;
+        let describe =
+            |confinement: &Confinement| confinement.hides().then(|| confinement.describe());
+        grade.confinement = describe(&confinement);
+        match build(&workspace, &options.target, deadline, &confinement)? {
             Ok(binary) => {
+                confinement.check_runs(&binary, &workspace);
+                grade.confinement = describe(&confinement);
                 // A race's verdict on a wrong crate can change from run to
                 // run; a grade must not, so it never runs one.
                 let (raced, names): (Vec<String>, Vec<String>) = sealed::list(&binary, &workspace)?
@@ -484,7 +501,15 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
                 let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
                 // Run under the workspace's names, reported under the real.
                 let run_as: Vec<String> = names.iter().map(|name| aliases.opaque(name)).collect();
-                let run = sealed::run(&binary, &workspace, &run_as, &env, options.limits, deadline);
+                let run = sealed::run(
+                    &binary,
+                    &workspace,
+                    &run_as,
+                    &env,
+                    options.limits,
+                    deadline,
+                    &confinement,
+                );
                 let results: suite::Results = run
                     .results
                     .into_iter()
@@ -502,7 +527,14 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
                     .collect();
                 if weights.tuning > 0.0 {
                     let repository = options.student.as_deref().unwrap_or(&root);
-                    let tuning = tune(&workspace, repository, options, weights.tuning, deadline)?;
+                    let tuning = tune(
+                        &workspace,
+                        repository,
+                        options,
+                        weights.tuning,
+                        deadline,
+                        &confinement,
+                    )?;
                     grade.forgeries.extend(tuning.1);
                     grade.forgeries.sort();
                     grade.tuning = Some(tuning.0);
@@ -572,6 +604,7 @@ fn tune(
     options: &Options,
     points: f64,
     deadline: std::time::Instant,
+    confinement: &Confinement,
 ) -> Result<(Tuning, Vec<(String, String)>), String> {
     let settings = workspace.join(TUNING_FILE);
     if settings.exists() {
@@ -586,8 +619,16 @@ fn tune(
         score: 0.0,
         levels: Vec::new(),
     };
-    let binary = match sealed::build_test(workspace, &options.target, "tuning", deadline) {
-        Ok(binary) => binary,
+    let built = sealed::build(
+        workspace,
+        &options.target,
+        sealed::Target::Test("tuning"),
+        deadline,
+        confinement,
+    );
+    let binary = match built.map(|built| built.binary) {
+        Ok(Some(binary)) => binary,
+        Ok(None) => return Err("the tuning target built no test binary".to_owned()),
         // Out of time while the levels built: they earn nothing, and the
         // grade still ends with its results.
         Err(_) if std::time::Instant::now() >= deadline => return Ok((tuning, Vec::new())),
@@ -606,7 +647,15 @@ fn tune(
     }
     let env = options.seed.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
-    let run = sealed::run(&binary, workspace, &names, &env, options.limits, deadline);
+    let run = sealed::run(
+        &binary,
+        workspace,
+        &names,
+        &env,
+        options.limits,
+        deadline,
+        confinement,
+    );
     tuning.levels = verdicts(&names, &run.results, &Default::default(), &[]);
     // In the order of the levels, 10% first, not of their names.
     tuning.levels.sort_by_key(|level| level_of(&level.name));
@@ -616,6 +665,71 @@ fn tune(
 
 /// The tuning task's settings, at the top of the student's repository.
 const TUNING_FILE: &str = "tuning.toml";
+
+/// The grading machine's own folder, which no process that runs the
+/// student's code can read: the key of the held-back tests' names, and the
+/// held-back tests as the suite compiles them ([`held_back::install`]).
+pub(crate) const SEALED: &str = "target/grading/sealed";
+
+/// Builds the suite in `workspace` in two steps, so that the student's code
+/// never runs where a held-back test is in reach: first their crate alone,
+/// confined (its macros and constants run in this build, and the source
+/// check is not all that stands between them and the held-back files), then
+/// the suite with the held-back tests, which must find the crate built and
+/// compile none of it. The inner result is the test binary or the
+/// compiler's errors to show; the outer, a failure of the grader itself.
+///
+/// The compiler's errors a student sees come from the first step, or from
+/// the public suite alone: when only the held-back tests fail to build,
+/// their errors would quote them, so the grade says so without them.
+fn build(
+    workspace: &Path,
+    target: &Path,
+    deadline: std::time::Instant,
+    confinement: &Confinement,
+) -> Result<Result<PathBuf, String>, String> {
+    use sealed::Target;
+    if let Err(errors) = sealed::build(workspace, target, Target::Crate, deadline, confinement) {
+        return Ok(Err(errors));
+    }
+    match sealed::build(
+        workspace,
+        target,
+        Target::Test("lab"),
+        deadline,
+        &Confinement::none(),
+    ) {
+        Ok(built) if built.compiled_the_crate => Err(
+            "the suite's build compiled the student's crate again, with the held-back tests in \
+             reach: the grade stops here (a fault of the grader, not of the crate)"
+                .to_owned(),
+        ),
+        Ok(built) => built
+            .binary
+            .map(Ok)
+            .ok_or_else(|| "the suite built no test binary".to_owned()),
+        Err(errors) if !held_back::installed(workspace)? => Ok(Err(errors)),
+        Err(_) => {
+            held_back::uninstall(workspace)?;
+            Ok(Err(
+                match sealed::build(
+                    workspace,
+                    target,
+                    Target::Test("lab"),
+                    deadline,
+                    confinement,
+                ) {
+                    Err(public) => public,
+                    Ok(_) => "error: the held-back tests do not build against this crate, though \
+                              the public suite does: a public item's signature differs from the \
+                              starter's (the compiler's errors are not shown, since they would \
+                              quote the held-back tests)"
+                        .to_owned(),
+                },
+            ))
+        }
+    }
+}
 
 /// Holds `target/grading/lock` while a grade uses the scratch copy there,
 /// so that two grades started at once (an instructor's loop, a check beside
@@ -676,6 +790,7 @@ fn prepare(
     root: &Path,
     src: &Path,
     held_back: &[HeldBack],
+    sealed: &Path,
 ) -> Result<(PathBuf, held_back::Aliases), String> {
     let workspace = root.join("target/grading/staging");
     if workspace.exists() {
@@ -695,8 +810,8 @@ fn prepare(
         text + "\n[lints.rust]\nunsafe_code = \"forbid\"\n",
     )
     .map_err(|e| e.to_string())?;
-    let key = held_back::key(&root.join("target/grading"))?;
-    let aliases = held_back::install(held_back, &workspace, key)?;
+    let key = held_back::key(sealed)?;
+    let aliases = held_back::install(held_back, &workspace, sealed, key)?;
     let lasting = root.join("target/grading/workspace");
     sync_tree(&workspace, &lasting)?;
     Ok((lasting, aliases))

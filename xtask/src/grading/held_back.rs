@@ -64,6 +64,12 @@ pub fn read(dir: &Path, steps: &[(u32, String)]) -> Result<Vec<HeldBack>, String
 /// Adds the held-back modules to the suite in `workspace` (a scratch copy),
 /// under names drawn from `key`, and returns how to read those names back.
 ///
+/// The files themselves go to `sealed`, a folder outside the workspace
+/// that the code graded never sees (a grade hides it from every process
+/// that runs the student's code, [`crate::grading::confine`]); the suite's
+/// `main.rs` names them there. Each is written only when its text changed,
+/// so a regrade on one machine rebuilds nothing.
+///
 /// A test's name reaches the code it runs: libtest names the test's thread
 /// after it, and `Location::caller`, a backtrace or a closure's type name
 /// show its module, file and line. So in the workspace every held-back
@@ -72,16 +78,22 @@ pub fn read(dir: &Path, steps: &[(u32, String)]) -> Result<Vec<HeldBack>, String
 /// student's code can learn neither which held-back test is running nor
 /// where it stands. `key` is the grading machine's own ([`key`]); reports
 /// carry the real names ([`Aliases::restore`]).
-pub fn install(held_back: &[HeldBack], workspace: &Path, key: u64) -> Result<Aliases, String> {
+pub fn install(
+    held_back: &[HeldBack],
+    workspace: &Path,
+    sealed: &Path,
+    key: u64,
+) -> Result<Aliases, String> {
     let mut aliases = Aliases::default();
     if held_back.is_empty() {
         return Ok(aliases);
     }
-    let lab = workspace.join("tests/lab");
-    fs::create_dir_all(lab.join("held_back")).map_err(|e| e.to_string())?;
-    let main = lab.join("main.rs");
+    let folder = sealed.join("held_back");
+    fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+    aliases.folder = Some(folder.to_string_lossy().into_owned());
+    let main = workspace.join("tests/lab/main.rs");
     let mut declarations = fs::read_to_string(&main).map_err(|e| e.to_string())?;
-    declarations.push_str("\n// Held-back grading tests, added by `cargo xtask grade`.\n");
+    declarations.push_str(MARKER);
     let modules: Vec<(&HeldBack, String)> = held_back
         .iter()
         .map(|module| (module, format!("hb_{:016x}", mix(key, &module.module))))
@@ -109,12 +121,47 @@ pub fn install(held_back: &[HeldBack], workspace: &Path, key: u64) -> Result<Ali
         }
         aliases.modules.push((alias.clone(), module.module.clone()));
         let padding = "\n".repeat((mix(key, &format!("{}#lines", module.module)) % 4096) as usize);
-        let file = format!("held_back/{alias}.rs");
-        fs::write(lab.join(&file), padding + &text).map_err(|e| e.to_string())?;
-        declarations.push_str(&format!("#[path = {file:?}]\nmod {alias};\n"));
+        let file = folder.join(format!("{alias}.rs"));
+        let text = padding + &text;
+        if fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+            fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+        }
+        declarations.push_str(&format!(
+            "#[path = {:?}]\nmod {alias};\n",
+            file.to_string_lossy()
+        ));
+    }
+    // Files of another key's names, or of a module since removed.
+    for entry in fs::read_dir(&folder).map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+        if !modules.iter().any(|(_, alias)| *alias == stem) {
+            fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
     }
     fs::write(&main, declarations).map_err(|e| e.to_string())?;
     Ok(aliases)
+}
+
+/// What [`install`] writes above the held-back modules in `main.rs`.
+const MARKER: &str = "\n// Held-back grading tests, added by `cargo xtask grade`.\n";
+
+/// Whether the suite in `workspace` declares held-back modules.
+pub fn installed(workspace: &Path) -> Result<bool, String> {
+    let main = workspace.join("tests/lab/main.rs");
+    let text = fs::read_to_string(&main).map_err(|e| format!("{}: {e}", main.display()))?;
+    Ok(text.contains(MARKER))
+}
+
+/// Takes the held-back modules out of the suite in `workspace` again, for a
+/// build of the public suite alone.
+pub fn uninstall(workspace: &Path) -> Result<(), String> {
+    let main = workspace.join("tests/lab/main.rs");
+    let text = fs::read_to_string(&main).map_err(|e| format!("{}: {e}", main.display()))?;
+    if let Some(at) = text.find(MARKER) {
+        fs::write(&main, &text[..at]).map_err(|e| format!("{}: {e}", main.display()))?;
+    }
+    Ok(())
 }
 
 /// The held-back tests' names in a workspace, and the real ones.
@@ -124,6 +171,9 @@ pub struct Aliases {
     tests: std::collections::BTreeMap<String, String>,
     /// Opaque module name to real one, for what a test prints.
     modules: Vec<(String, String)>,
+    /// Where the files are, which a report shows as the suite's
+    /// `tests/lab/held_back`, as a student's copy of the kit would have it.
+    folder: Option<String>,
 }
 
 impl Aliases {
@@ -150,6 +200,9 @@ impl Aliases {
     /// `text` (a test's output) with every opaque name read back.
     pub fn restore(&self, text: &str) -> String {
         let mut text = text.to_owned();
+        if let Some(folder) = &self.folder {
+            text = text.replace(folder.as_str(), "tests/lab/held_back");
+        }
         for (opaque, real) in &self.tests {
             text = text.replace(opaque.as_str(), real);
         }
@@ -285,7 +338,8 @@ mod tests {
                 text: "//! Doc.\nuse crate::step01_seeded::Draw;\n\n/// Why.\n#[test]\n#[should_panic]\nfn b6_secret_case() {\n    let _ = Draw;\n}\n\n#[test]\nfn b11_in_a_child() {\n    run_child(\"step03_held_back::child\");\n}\n\n#[test]\n#[ignore = \"run by b11_in_a_child\"]\nfn child() {}\n".into(),
             },
         ];
-        let aliases = install(&modules, &workspace, 7).unwrap();
+        let sealed = workspace.join("sealed");
+        let aliases = install(&modules, &workspace, &sealed, 7).unwrap();
         let main = fs::read_to_string(workspace.join("tests/lab/main.rs")).unwrap();
         assert!(
             !main.contains("step3") && !main.contains("seeded"),
@@ -302,8 +356,12 @@ mod tests {
             "step03_generations::b6_x"
         );
         let module = opaque.split("::").next().unwrap();
-        let file =
-            fs::read_to_string(workspace.join(format!("tests/lab/held_back/{module}.rs"))).unwrap();
+        let path = sealed.join(format!("held_back/{module}.rs"));
+        let file = fs::read_to_string(&path).unwrap();
+        assert!(
+            main.contains(&format!("#[path = {:?}]", path.to_string_lossy())),
+            "{main}"
+        );
         assert!(
             !file.contains("secret") && !file.contains("step01_seeded"),
             "{file}"
@@ -313,7 +371,8 @@ mod tests {
         assert!(file.contains(&format!("run_child(\"{child}\")")), "{file}");
         assert_eq!(
             aliases.restore(&format!(
-                "thread '{opaque}' panicked at tests/lab/held_back/{module}.rs:9:5"
+                "thread '{opaque}' panicked at {}:9:5",
+                path.display()
             )),
             "thread 'step03_held_back::b6_secret_case' panicked at tests/lab/held_back/step03_held_back.rs:9:5"
         );
@@ -321,8 +380,14 @@ mod tests {
         let again = workspace.join("again");
         fs::create_dir_all(again.join("tests/lab")).unwrap();
         fs::write(again.join("tests/lab/main.rs"), "").unwrap();
-        let other = install(&modules, &again, 8).unwrap();
+        let other = install(&modules, &again, &sealed, 8).unwrap();
         assert_ne!(other.opaque("step03_held_back::b6_secret_case"), opaque);
+        // Only the files of the names in use stay.
+        assert!(
+            !path.exists(),
+            "the other key's file is left in {}",
+            sealed.display()
+        );
         fs::remove_dir_all(&workspace).unwrap();
     }
 

@@ -139,6 +139,9 @@ pub fn summary(grade: &Grade) -> String {
             .map_or("the suite's cases".to_owned(), |c| format!("{c} cases")),
     )
     .unwrap();
+    if let Some(confinement) = &grade.confinement {
+        writeln!(out, "Held-back tests: {confinement}").unwrap();
+    }
     if !grade.refused.is_empty() {
         writeln!(
             out,
@@ -712,6 +715,7 @@ mod tests {
                 cases: None,
             },
             held_back_visibility: "after_published".to_owned(),
+            confinement: None,
             predictions: Vec::new(),
             reveal_predictions: true,
             races: Vec::new(),

@@ -21,6 +21,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::grading::confine::Confinement;
 use crate::suite::{self, Outcome, Results, STUDENT_ENV};
 
 /// The limits of one grade, fixed before any of the student's code is
@@ -100,37 +101,56 @@ pub struct Sealed {
     pub forgeries: Vec<(String, String)>,
 }
 
-/// Builds the suite in `workspace` (a scratch copy) and returns the test
-/// binary, or the compiler's output if it did not build.
-pub fn build(workspace: &Path, target: &Path, deadline: Instant) -> Result<PathBuf, String> {
-    build_test(workspace, target, "lab", deadline)
+/// What a build compiles: the student's crate alone, or a test target of
+/// the façade with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target<'a> {
+    /// The student's crate and the façade over it, as the tests will use
+    /// them (`cargo test --lib --no-run`, so with the tests' features and
+    /// profile): a later build of a test target finds them built.
+    Crate,
+    /// A test target: `lab`, the suite, or `tuning`, the tuning task's
+    /// simulation.
+    Test(&'a str),
 }
 
-/// [`build`] for the test target `test` of the façade: `lab`, the suite, or
-/// `tuning`, the tuning task's simulation.
+/// A build: the test binary, if a test target was built, and whether the
+/// student's crate was compiled by it (`false`: it was already built, and
+/// used as it was).
+pub struct Built {
+    pub binary: Option<PathBuf>,
+    pub compiled_the_crate: bool,
+}
+
+/// The package of the student's crate in the grading workspace.
+const STUDENT_PACKAGE: &str = "#retry-breaker-starter@";
+
+/// Builds `what` in `workspace` (a scratch copy), the build's processes
+/// started by `confinement`, or returns the compiler's output if it did not
+/// build.
 ///
 /// The build ends by `deadline` too: a crate the compiler is still busy
 /// with then (a compile-time loop, a type that never ends) does not build.
-pub fn build_test(
+pub fn build(
     workspace: &Path,
     target: &Path,
-    test: &str,
+    what: Target<'_>,
     deadline: Instant,
-) -> Result<PathBuf, String> {
-    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    confinement: &Confinement,
+) -> Result<Built, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = confinement.command(cargo, false);
     command
         .current_dir(workspace)
         .envs(STUDENT_ENV.iter().copied())
         .env("CARGO_TARGET_DIR", target)
         .env("CARGO_TERM_COLOR", "never")
-        .args([
-            "test",
-            "--test",
-            test,
-            "--no-run",
-            "--message-format",
-            "json-render-diagnostics",
-        ]);
+        .arg("test");
+    match what {
+        Target::Crate => command.arg("--lib"),
+        Target::Test(test) => command.args(["--test", test]),
+    };
+    command.args(["--no-run", "--message-format", "json-render-diagnostics"]);
     // The build's own output is the grader's, not the student's: no cap
     // beyond a generous one.
     let ran = bounded(
@@ -148,14 +168,30 @@ pub fn build_test(
     if !status.success() {
         return Err(stderr);
     }
-    ran.stdout
+    let artifacts: Vec<&str> = ran
+        .stdout
         .lines()
         .filter(|line| line.contains("\"reason\":\"compiler-artifact\""))
+        .collect();
+    let compiled_the_crate = artifacts
+        .iter()
+        .any(|line| line.contains(STUDENT_PACKAGE) && line.contains("\"fresh\":false"));
+    let Target::Test(test) = what else {
+        return Ok(Built {
+            binary: None,
+            compiled_the_crate,
+        });
+    };
+    artifacts
+        .iter()
         .filter(|line| {
             line.contains(&format!("\"name\":\"{test}\"")) && line.contains("\"kind\":[\"test\"]")
         })
         .find_map(|line| json_field(line, "executable"))
-        .map(PathBuf::from)
+        .map(|binary| Built {
+            binary: Some(PathBuf::from(binary)),
+            compiled_the_crate,
+        })
         .ok_or(stderr)
 }
 
@@ -222,6 +258,7 @@ pub fn run(
     env: &[(&str, &str)],
     limits: Limits,
     deadline: Instant,
+    confinement: &Confinement,
 ) -> Sealed {
     let next = Mutex::new(0usize);
     let done = Mutex::new(Vec::new());
@@ -241,7 +278,7 @@ pub fn run(
                     let ran = if left.is_zero() {
                         Ok(Ran::not_run())
                     } else {
-                        run_one(binary, workspace, test, env, limits, left)
+                        run_one(binary, workspace, test, env, limits, left, confinement)
                     };
                     done.lock()
                         .expect("no worker panics holding it")
@@ -310,8 +347,9 @@ fn run_one(
     env: &[(&str, &str)],
     limits: Limits,
     left: Duration,
+    confinement: &Confinement,
 ) -> Result<Ran, String> {
-    let mut command = Command::new(binary);
+    let mut command = confinement.command(binary, true);
     command
         .current_dir(workspace)
         // `--include-ignored` lets a test the binary ignores in a plain run
@@ -711,6 +749,7 @@ mod tests {
             &[],
             Limits::DEFAULT,
             Instant::now(),
+            &Confinement::none(),
         );
         assert_eq!(sealed.results.len(), 2);
         for outcome in sealed.results.values() {
