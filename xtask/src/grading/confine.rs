@@ -20,8 +20,6 @@
 
 use std::ffi::OsStr;
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -75,7 +73,7 @@ impl Confinement {
     /// What this machine allows, for the folders of `hidden` that exist.
     pub fn probe(hidden: &[PathBuf]) -> Confinement {
         let hidden: Vec<PathBuf> = hidden.iter().filter(|dir| dir.is_dir()).cloned().collect();
-        let root = fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0);
+        let root = is_root();
         let user = if root { nobody() } else { None };
         let mut confinement = Confinement {
             hidden,
@@ -125,7 +123,9 @@ impl Confinement {
         if self.mount.is_some() || self.user.is_none() {
             return Ok(());
         }
+        #[cfg(unix)]
         for dir in &self.hidden {
+            use std::os::unix::fs::PermissionsExt;
             let mut permissions = fs::metadata(dir)
                 .map_err(|e| format!("{}: {e}", dir.display()))?
                 .permissions();
@@ -143,7 +143,10 @@ impl Confinement {
         let user = self.user.filter(|_| as_test);
         let Some(namespace) = self.mount else {
             let mut command = Command::new(program);
+            // Only ever found on Unix (`nobody`).
+            #[cfg(unix)]
             if let Some(user) = user {
+                use std::os::unix::process::CommandExt;
                 command.uid(user.uid).gid(user.gid);
             }
             return command;
@@ -216,6 +219,20 @@ impl Confinement {
     }
 }
 
+/// Whether the grader runs as root: the owner of its own `/proc/self`
+/// (Linux; elsewhere there is none, and nothing is switched).
+#[cfg(unix)]
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
+}
+
+/// Never, off Unix: nothing is switched.
+#[cfg(not(unix))]
+fn is_root() -> bool {
+    false
+}
+
 /// `nobody`'s user and group, from `/etc/passwd`.
 fn nobody() -> Option<User> {
     let passwd = fs::read_to_string("/etc/passwd").ok()?;
@@ -243,6 +260,7 @@ mod tests {
 
     /// Where the machine gives a namespace, a confined process finds the
     /// hidden folder empty, and one outside still sees its file.
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_confined_process_finds_the_hidden_folder_empty() {
         let dir = std::env::temp_dir().join(format!("confine-test-{}", std::process::id()));
@@ -250,7 +268,7 @@ mod tests {
         fs::create_dir_all(&secret).unwrap();
         fs::write(secret.join("step01.rs"), "secret").unwrap();
         let confinement = Confinement::probe(std::slice::from_ref(&secret));
-        let root = fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0);
+        let root = is_root();
         assert!(
             confinement.mount.is_some() || !root,
             "root, yet no mount namespace: {}",
