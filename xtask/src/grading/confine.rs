@@ -214,7 +214,7 @@ impl Confinement {
             (true, None) if self.user.is_some() => format!(
                 "out of reach of the code graded when it runs: the held-back folders are closed to others{user} (its build is kept from them by the source check alone: this machine gives no mount namespace)"
             ),
-            (true, None) => "kept from the code graded by the source check alone: this machine gives no mount namespace and the grader is not root".to_owned(),
+            (true, None) => "kept from the code graded by the source check alone: this machine gives no mount namespace, and the tests cannot run as `nobody` (the grader is not root, or `nobody` cannot reach the test binary)".to_owned(),
         }
     }
 }
