@@ -17,11 +17,11 @@
 
 use std::time::Duration;
 
-use crate::clock::Clock;
+use crate::time::clock::Clock;
 use crate::error::Rejected;
-use crate::state::{Phase, State};
-use crate::transition::{Generation, Transition};
-use crate::window::{Window, WindowConfig};
+use crate::breaker::state::{Phase, State};
+use crate::breaker::transition::{Generation, Transition};
+use crate::breaker::window::{Window, WindowConfig};
 
 /// What a reported outcome did to the circuit.
 ///

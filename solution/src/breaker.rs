@@ -6,32 +6,53 @@
 //! circuit, and an OPEN one before its deadline (see [`ClosedShortcut`]).
 // END SOLUTION ONLY
 
+// The breaker's parts, one concept a module: the state machine and what
+// reads and reports it.
+pub(crate) mod builder;
+pub(crate) mod bulkhead;
+pub(crate) mod circuit;
+// BEGIN SOLUTION ONLY: a growing cooldown needs the solution's circuit
+pub(crate) mod cooldown;
+// END SOLUTION ONLY
+mod describe;
+pub(crate) mod event;
+pub(crate) mod permit;
+// BEGIN SOLUTION ONLY: the lock-free fast path answers without the student's Circuit
+pub(crate) mod shortcut;
+// END SOLUTION ONLY
+pub(crate) mod slots;
+pub(crate) mod state;
+pub(crate) mod sync;
+pub(crate) mod transition;
+pub(crate) mod verdict;
+pub(crate) mod window;
+
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-// BEGIN SOLUTION ONLY: loom model-checks the fast path, so its lock comes from crate::sync
+// BEGIN SOLUTION ONLY: loom model-checks the fast path, so its lock comes from crate::breaker::sync
 use std::sync::{Arc, PoisonError};
 // STARTER: use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 // END SOLUTION ONLY
 use std::thread;
 use std::time::Duration;
 
-use crate::bulkhead::Bulkhead;
-use crate::circuit::{Circuit, Recorded};
-use crate::clock::Clock;
+use crate::breaker::bulkhead::Bulkhead;
+use crate::breaker::circuit::{Circuit, Recorded};
+use crate::breaker::event::{Event, EventSink};
+use crate::breaker::permit::{OwnedPermit, Permit};
 use crate::error::{ConfigError, Rejected};
-use crate::event::{Event, EventSink};
-use crate::permit::{OwnedPermit, Permit};
+use crate::time::clock::Clock;
 // BEGIN SOLUTION ONLY: the fast path
-use crate::shortcut::ClosedShortcut;
+use crate::breaker::shortcut::ClosedShortcut;
 // END SOLUTION ONLY
-use crate::state::State;
-// BEGIN SOLUTION ONLY: loom model-checks the fast path, so its lock comes from crate::sync
-use crate::sync::{Mutex, MutexGuard};
+use crate::breaker::state::State;
+// BEGIN SOLUTION ONLY: loom model-checks the fast path, so its lock comes from crate::breaker::sync
+use crate::breaker::sync::{Mutex, MutexGuard};
 // END SOLUTION ONLY
-use crate::transition::{Generation, Transition};
-use crate::verdict::Verdict;
-use crate::window::WindowConfig;
+use crate::breaker::transition::{Generation, Transition};
+use crate::breaker::verdict::Verdict;
+use crate::breaker::window::WindowConfig;
 
 type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
 

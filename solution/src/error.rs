@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::time_source::TimeSource;
+use crate::time::time_source::TimeSource;
 
 /// The breaker was configured with values that cannot work.
 ///

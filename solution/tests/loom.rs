@@ -2,8 +2,8 @@
 //!
 //! The breaker keeps one atomic word beside its mutex-protected circuit and
 //! answers CLOSED admissions, clean CLOSED successes and OPEN refusals from
-//! that word alone (see `src/shortcut.rs` for the argument). Built with
-//! `--cfg loom`, its mutex and atomic are loom's (`src/sync.rs`), and loom
+//! that word alone (see `src/breaker/shortcut.rs` for the argument). Built with
+//! `--cfg loom`, its mutex and atomic are loom's (`src/breaker/sync.rs`), and loom
 //! runs every interleaving of the threads below, up to the preemption bound
 //! (`LOOM_MAX_PREEMPTIONS`, 2 in CI).
 //!

@@ -1,6 +1,21 @@
 //! The breaker itself: a [`Circuit`] behind a mutex, a clock, and an optional
 //! hook that hears about every transition.
 
+// The breaker's parts, one concept a module: the state machine and what
+// reads and reports it.
+pub(crate) mod builder;
+pub(crate) mod bulkhead;
+pub(crate) mod circuit;
+mod describe;
+pub(crate) mod event;
+pub(crate) mod permit;
+pub(crate) mod slots;
+pub(crate) mod state;
+pub(crate) mod sync;
+pub(crate) mod transition;
+pub(crate) mod verdict;
+pub(crate) mod window;
+
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,16 +23,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
-use crate::bulkhead::Bulkhead;
-use crate::circuit::{Circuit, Recorded};
-use crate::clock::Clock;
+use crate::breaker::bulkhead::Bulkhead;
+use crate::breaker::circuit::{Circuit, Recorded};
+use crate::breaker::event::{Event, EventSink};
+use crate::breaker::permit::{OwnedPermit, Permit};
+use crate::breaker::state::State;
+use crate::breaker::transition::{Generation, Transition};
+use crate::breaker::verdict::Verdict;
+use crate::breaker::window::WindowConfig;
 use crate::error::{ConfigError, Rejected};
-use crate::event::{Event, EventSink};
-use crate::permit::{OwnedPermit, Permit};
-use crate::state::State;
-use crate::transition::{Generation, Transition};
-use crate::verdict::Verdict;
-use crate::window::WindowConfig;
+use crate::time::clock::Clock;
 
 type TransitionHook = Box<dyn Fn(&Transition) + Send + Sync>;
 

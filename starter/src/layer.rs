@@ -5,6 +5,8 @@
 //! [`BreakerLayer`]. This is the Rust form of wrapping Go's
 //! `http.RoundTripper`.
 
+mod readiness;
+
 use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
@@ -14,12 +16,12 @@ use std::task::{Context, Poll, ready};
 
 use tower::{Layer, Service};
 
-use crate::clock::{Clock, ManualClock};
 use crate::error::{ExecuteError, GaveUp};
-use crate::policy::RetryPolicy;
-use crate::readiness::ReadyServices;
-use crate::registry::Registry;
-use crate::sleeper::{ManualSleeper, Sleeper};
+use crate::extras::registry::Registry;
+use crate::layer::readiness::ReadyServices;
+use crate::retry::policy::RetryPolicy;
+use crate::time::clock::{Clock, ManualClock};
+use crate::time::sleeper::{ManualSleeper, Sleeper};
 
 type KeyOf<Req, K> = Arc<dyn Fn(&Req) -> K + Send + Sync>;
 type CloneOf<Req> = Arc<dyn Fn(&Req) -> Option<Req> + Send + Sync>;
@@ -351,7 +353,7 @@ impl<Req> Copies<Req> {
 mod tests {
     use super::*;
     use crate::breaker::RetryBreaker;
-    use crate::clock::ManualClock;
+    use crate::time::clock::ManualClock;
     use std::time::Duration;
 
     /// An inner service that is only ever shown, never called.

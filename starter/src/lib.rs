@@ -73,57 +73,40 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod attempt;
-pub mod backoff;
+// Folders by role, each lower one knowing nothing of those above it:
+// time, then the breaker, the extras around it, the retry loop, the layer.
 mod breaker;
-mod budget;
-mod builder;
-mod bulkhead;
-mod circuit;
-mod clock;
-mod deadline;
-mod describe;
 mod error;
-mod event;
-mod execute;
-pub mod fleet;
+mod extras;
 #[cfg(feature = "tower")]
 mod layer;
-mod permit;
-mod policy;
-#[cfg(feature = "tower")]
-mod readiness;
-mod registry;
-mod sleeper;
-mod slots;
-mod state;
-mod sync;
-mod time_source;
+mod retry;
+mod time;
+
+pub use extras::fleet;
+pub use time::backoff;
 #[cfg(feature = "tokio")]
-pub mod timeout;
-mod transition;
-mod verdict;
-mod window;
+pub use time::timeout;
 
 pub use breaker::RetryBreaker;
-pub use budget::RetryBudget;
-pub use builder::Builder;
-pub use circuit::Recorded;
-#[cfg(feature = "tokio")]
-pub use clock::TokioClock;
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use breaker::builder::Builder;
+pub use breaker::circuit::Recorded;
+pub use breaker::event::Event;
+pub use breaker::permit::{OwnedPermit, Permit};
+pub use breaker::state::{Phase, State};
+pub use breaker::transition::{Generation, Transition};
+pub use breaker::verdict::Verdict;
+pub use breaker::window::WindowConfig;
 pub use error::{ConfigError, ErasedError, ExecuteError, GaveUp, Rejected};
-pub use event::Event;
+pub use extras::registry::Registry;
 #[cfg(feature = "tower")]
 pub use layer::{BreakerFuture, BreakerLayer, BreakerService};
-pub use permit::{OwnedPermit, Permit};
-pub use policy::RetryPolicy;
-pub use registry::Registry;
+pub use retry::budget::RetryBudget;
+pub use retry::policy::RetryPolicy;
 #[cfg(feature = "tokio")]
-pub use sleeper::TokioSleeper;
-pub use sleeper::{ManualSleeper, Sleeper};
-pub use state::{Phase, State};
-pub use time_source::TimeSource;
-pub use transition::{Generation, Transition};
-pub use verdict::Verdict;
-pub use window::WindowConfig;
+pub use time::clock::TokioClock;
+pub use time::clock::{Clock, ManualClock, SystemClock};
+#[cfg(feature = "tokio")]
+pub use time::sleeper::TokioSleeper;
+pub use time::sleeper::{ManualSleeper, Sleeper};
+pub use time::time_source::TimeSource;

@@ -41,6 +41,41 @@ pub(crate) fn copy_suite_workspace(from: &Path, to: &Path) -> Result<(), String>
     fs::write(&manifest, text.join("\n") + "\n").map_err(|e| e.to_string())
 }
 
+/// Every `.rs` file under `dir`, as a path relative to it with `/` between
+/// folders (`breaker/circuit.rs`), sorted: the crates' sources are in
+/// folders by role, and the tools name a file by this path.
+pub(crate) fn rs_files(dir: &Path) -> Result<Vec<String>, String> {
+    fn walk(dir: &Path, prefix: &str, out: &mut Vec<String>) -> Result<(), String> {
+        for entry in fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))? {
+            let entry = entry.map_err(|e| e.to_string())?;
+            let Ok(name) = entry.file_name().into_string() else {
+                continue;
+            };
+            let path = format!("{prefix}{name}");
+            if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+                walk(&entry.path(), &format!("{path}/"), out)?;
+            } else if name.ends_with(".rs") {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    walk(dir, "", &mut files)?;
+    files.sort();
+    Ok(files)
+}
+
+/// Writes `text` to `dir`'s file `name` (a path as [`rs_files`] gives it),
+/// creating its folders.
+pub(crate) fn write_file(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// Copies a file, or a folder and everything in it.
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     if !from.is_dir() {

@@ -451,7 +451,7 @@ fn as_student(workspace: &Path) -> Result<(), String> {
     fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
     fs::create_dir_all(&src).map_err(|e| e.to_string())?;
     for (name, text) in &finished.files {
-        fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+        crate::scratch::write_file(&src, name, text)?;
     }
     Ok(())
 }
@@ -582,7 +582,7 @@ mod tests {
     /// every region's reference code rewritten: what an edit of the
     /// solution around its regions, or of an answer, may do.
     fn rewritten_around_the_regions(from: &Path, to: &Path) {
-        for file in mistake::sources(from).unwrap() {
+        for file in crate::scratch::rs_files(from).unwrap() {
             let text = fs::read_to_string(from.join(&file)).unwrap();
             let mut out = String::new();
             let mut inside: Option<&str> = None;
@@ -657,8 +657,9 @@ mod tests {
     /// The steps with code to write: those whose TODOs the solution marks.
     fn todo_steps(root: &Path) -> std::collections::BTreeSet<u32> {
         let mut steps = std::collections::BTreeSet::new();
-        for entry in fs::read_dir(root.join("solution/src")).unwrap() {
-            let text = fs::read_to_string(entry.unwrap().path()).unwrap();
+        let src = root.join("solution/src");
+        for name in crate::scratch::rs_files(&src).unwrap() {
+            let text = fs::read_to_string(src.join(name)).unwrap();
             steps.extend(crate::suite::todos_named(&text));
         }
         steps

@@ -382,7 +382,7 @@ fn run(workspace: &Path, target: &Path, files: &[(String, String)]) -> Result<Re
     fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
     fs::create_dir_all(&src).map_err(|e| e.to_string())?;
     for (name, text) in files {
-        fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+        crate::scratch::write_file(&src, name, text)?;
     }
     suite::run_lab(workspace, Some(target), &[])
 }

@@ -114,7 +114,7 @@ fn student_with_mistake(root: &Path, workspace: &Path) -> Result<(), String> {
     fs::remove_dir_all(&src).map_err(|e| e.to_string())?;
     fs::create_dir_all(&src).map_err(|e| e.to_string())?;
     for (name, text) in &finished.files {
-        fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+        crate::scratch::write_file(&src, name, text)?;
     }
     Ok(())
 }

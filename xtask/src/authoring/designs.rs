@@ -38,19 +38,12 @@ pub fn examples(root: &Path) -> Result<Vec<Design>, String> {
 /// The design in `folder`: every `.rs` file in it.
 fn read(folder: PathBuf) -> Result<Design, String> {
     let mut files = Vec::new();
-    for entry in fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
-            continue;
-        };
-        if name.ends_with(".rs") {
-            let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
-            files.push((name.to_owned(), text.replace(SOLUTION_CRATE, STARTER_CRATE)));
-        }
+    for name in crate::scratch::rs_files(&folder)? {
+        let text = fs::read_to_string(folder.join(&name)).map_err(|e| format!("{name}: {e}"))?;
+        files.push((name, text.replace(SOLUTION_CRATE, STARTER_CRATE)));
     }
     if files.is_empty() {
         return Err(format!("{}: a design with no file", folder.display()));
     }
-    files.sort();
     Ok(Design { folder, files })
 }

@@ -253,31 +253,11 @@ pub(crate) fn gallery(root: &Path, only: Option<&str>) -> Result<Vec<PathBuf>, S
     Ok(paths)
 }
 
-/// Every `.rs` file under `src`, relative to it, in a stable order.
-pub(crate) fn sources(src: &Path) -> Result<Vec<String>, String> {
-    fn walk(src: &Path, dir: &Path, found: &mut Vec<String>) -> Result<(), String> {
-        for entry in fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-            let path = entry.map_err(|e| e.to_string())?.path();
-            if path.is_dir() {
-                walk(src, &path, found)?;
-            } else if path.extension().is_some_and(|ext| ext == "rs") {
-                let relative = path.strip_prefix(src).unwrap_or(&path);
-                found.push(relative.to_string_lossy().replace('\\', "/"));
-            }
-        }
-        Ok(())
-    }
-    let mut found = Vec::new();
-    walk(src, src, &mut found)?;
-    found.sort();
-    Ok(found)
-}
-
 /// Puts `mistake` into the crate whose sources are in `src` (a scratch
 /// copy of `solution/src`), and says where each change landed. Fails,
 /// naming the region, when a region is missing or named more than once.
 pub(crate) fn apply(mistake: &Mistake, src: &Path) -> Result<Vec<Landed>, String> {
-    let files = sources(src)?;
+    let files = crate::scratch::rs_files(src)?;
     let mut texts: Vec<String> = files
         .iter()
         .map(|file| fs::read_to_string(src.join(file)).map_err(|e| format!("{file}: {e}")))
@@ -328,7 +308,7 @@ pub(crate) fn apply(mistake: &Mistake, src: &Path) -> Result<Vec<Landed>, String
     }
     for (index, file) in files.iter().enumerate() {
         if touched[index] {
-            fs::write(src.join(file), &texts[index]).map_err(|e| format!("{file}: {e}"))?;
+            crate::scratch::write_file(src, file, &texts[index])?;
         }
     }
     Ok(landed)

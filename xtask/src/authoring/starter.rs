@@ -399,12 +399,7 @@ pub fn generate(solution_src: &Path, keep_below: u32) -> Result<Starter, String>
 
 /// [`generate`], with the steps `done` holds done.
 pub fn generate_done(solution_src: &Path, done: &Done) -> Result<Starter, String> {
-    let mut names: Vec<String> = fs::read_dir(solution_src)
-        .map_err(|e| format!("cannot read {}: {e}", solution_src.display()))?
-        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .filter(|name| name.ends_with(".rs"))
-        .collect();
-    names.sort();
+    let names = crate::scratch::rs_files(solution_src)?;
     let mut files = Vec::new();
     let mut todos = Vec::new();
     for name in names {
@@ -466,7 +461,7 @@ pub fn write_crate(solution_src: &Path, keep_below: u32, into: &Path) -> Result<
     }
     fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
     for (name, text) in generate(solution_src, keep_below)?.files {
-        fs::write(into.join(&name), text).map_err(|e| format!("{name}: {e}"))?;
+        crate::scratch::write_file(into, &name, &text)?;
     }
     Ok(())
 }
@@ -652,7 +647,7 @@ fn helper() {
                 .unwrap()
                 .files
                 .into_iter()
-                .find(|(name, _)| name == "circuit.rs")
+                .find(|(name, _)| name == "breaker/circuit.rs")
                 .unwrap()
                 .1
         };
@@ -675,7 +670,7 @@ fn helper() {
         let todos = generate(&src, 0).unwrap().todos;
         let first = todos
             .iter()
-            .find(|todo| todo.file == "circuit.rs" && todo.step == 2);
+            .find(|todo| todo.file == "breaker/circuit.rs" && todo.step == 2);
         let line = first.unwrap().starter_line;
         assert!(untouched.lines().nth(line - 1).unwrap().contains("TODO(2)"));
     }

@@ -15,7 +15,7 @@ pub(crate) fn sync_starter() -> Result<(), String> {
     }
     fs::create_dir_all(&target).map_err(|e| format!("cannot create starter/src: {e}"))?;
     for (name, text) in &files {
-        fs::write(target.join(name), text).map_err(|e| format!("cannot write {name}: {e}"))?;
+        crate::scratch::write_file(&target, name, text)?;
     }
     println!(
         "starter/src regenerated: {} files, {} TODO regions",
@@ -36,9 +36,7 @@ pub(crate) fn check_sync() -> Result<(), String> {
         }
     }
     let expected: Vec<&String> = files.iter().map(|(name, _)| name).collect();
-    for entry in fs::read_dir(root.join("starter/src")).map_err(|e| e.to_string())? {
-        let name = entry.map_err(|e| e.to_string())?.file_name();
-        let name = name.to_string_lossy().into_owned();
+    for name in crate::scratch::rs_files(&root.join("starter/src"))? {
         if !expected.contains(&&name) {
             stale.push(format!("{name} (not in the solution)"));
         }

@@ -236,15 +236,11 @@ pub fn leaks(dir: &Path, answers: &[Answer]) -> Result<Vec<String>, String> {
 
 /// Every file of the solution's sources, by name, with its text.
 fn sources(solution_src: &Path) -> Result<Vec<(String, String)>, String> {
-    files(solution_src)?
+    crate::scratch::rs_files(solution_src)?
         .into_iter()
-        .map(|path| {
-            let name = path
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            let text = fs::read_to_string(&path).map_err(|e| format!("{name}: {e}"))?;
+        .map(|name| {
+            let text =
+                fs::read_to_string(solution_src.join(&name)).map_err(|e| format!("{name}: {e}"))?;
             Ok((name, text))
         })
         .collect()

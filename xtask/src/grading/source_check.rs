@@ -201,14 +201,10 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-/// Checks every `*.rs` file directly in `src`, naming them as `shown/FILE`.
+/// Checks every `*.rs` file in `src` and its folders, naming them as
+/// `shown/PATH`.
 pub fn check_dir(src: &Path, shown: &str) -> Result<Vec<Refusal>, String> {
-    let mut files: Vec<String> = fs::read_dir(src)
-        .map_err(|e| format!("cannot read {}: {e}", src.display()))?
-        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .filter(|name| name.ends_with(".rs"))
-        .collect();
-    files.sort();
+    let files = crate::scratch::rs_files(src)?;
     let mut refusals = Vec::new();
     for name in files {
         let text = fs::read_to_string(src.join(&name))

@@ -93,14 +93,15 @@ fn audit(theirs: &Path, ours: &Path, shown: &str, ignored: &mut Vec<String>) -> 
             audit(&path, &ours.join(&name), &label, ignored)?;
             continue;
         }
-        let graded = shown == "starter/src" && name.ends_with(".rs");
+        let in_src = shown == "starter/src" || shown.starts_with("starter/src/");
+        let graded = in_src && name.ends_with(".rs");
         if graded {
             continue;
         }
         let why = match fs::read(ours.join(&name)) {
             Ok(kit) if fs::read(&path).is_ok_and(|bytes| bytes == kit) => continue,
             Ok(_) => "edited; the grader uses its own copy",
-            Err(_) if shown.starts_with("starter/src") => "only starter/src/*.rs is graded",
+            Err(_) if in_src => "only the `.rs` files under starter/src are graded",
             Err(_) => "not in the handout; the grader uses its own files",
         };
         ignored.push(format!("{label}: {why}"));
@@ -124,24 +125,19 @@ pub fn assemble(
     }
     fs::create_dir_all(into).map_err(|e| format!("{}: {e}", into.display()))?;
     let mut replaced = Vec::new();
-    for entry in fs::read_dir(src)
-        .map_err(|e| format!("cannot read {}: {e}", src.display()))?
-        .filter_map(Result::ok)
-    {
-        let path = entry.path();
-        if path.extension().is_none_or(|ext| ext != "rs") {
-            continue;
-        }
-        // The entry's own type, not its target's: a link could make any
-        // file of the grading machine a file of the crate.
-        let file_type = entry.file_type().map_err(|e| e.to_string())?;
-        if file_type.is_symlink() {
-            replaced.push(format!(
-                "{shown}/{}: a symbolic link; only files are graded",
-                entry.file_name().to_string_lossy()
-            ));
-        } else if file_type.is_file() {
-            fs::copy(&path, into.join(entry.file_name())).map_err(|e| e.to_string())?;
+    for (name, file) in sources(src)? {
+        match file {
+            Source::Link => replaced.push(format!(
+                "{shown}/{name}: a symbolic link; only files are graded"
+            )),
+            Source::File => {
+                let text = fs::read(src.join(&name)).map_err(|e| format!("{name}: {e}"))?;
+                let to = into.join(&name);
+                if let Some(folder) = to.parent() {
+                    fs::create_dir_all(folder).map_err(|e| e.to_string())?;
+                }
+                fs::write(&to, text).map_err(|e| e.to_string())?;
+            }
         }
     }
     for (name, kit) in provided(kit_src)? {
@@ -155,7 +151,7 @@ pub fn assemble(
                     "a provided file, missing"
                 }
             ));
-            fs::write(into.join(&name), &kit).map_err(|e| e.to_string())?;
+            crate::scratch::write_file(into, &name, &kit)?;
         }
     }
     replaced.sort();
@@ -166,20 +162,48 @@ pub fn assemble(
 /// with their text.
 pub fn provided(kit_src: &Path) -> Result<Vec<(String, String)>, String> {
     let mut found = Vec::new();
-    for entry in fs::read_dir(kit_src)
-        .map_err(|e| format!("cannot read {}: {e}", kit_src.display()))?
-        .filter_map(Result::ok)
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".rs") {
-            continue;
-        }
-        let text = fs::read_to_string(entry.path()).map_err(|e| format!("{name}: {e}"))?;
+    for name in crate::scratch::rs_files(kit_src)? {
+        let text = fs::read_to_string(kit_src.join(&name)).map_err(|e| format!("{name}: {e}"))?;
         if text.starts_with(PROVIDED_FILE) {
             found.push((name, text));
         }
     }
-    found.sort();
+    Ok(found)
+}
+
+/// What a `.rs` path of a submission is.
+#[derive(Debug, PartialEq, Eq)]
+enum Source {
+    File,
+    /// A symbolic link, to a file or a folder: never followed, since a link
+    /// could make any file of the grading machine a file of the crate.
+    Link,
+}
+
+/// Every `.rs` file of the submission's `src` and of its folders, by its
+/// path from `src` (`breaker/circuit.rs`), sorted, and every symbolic link
+/// there, which is listed and never followed.
+fn sources(src: &Path) -> Result<Vec<(String, Source)>, String> {
+    fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, Source)>) -> Result<(), String> {
+        let entries =
+            fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+        for entry in entries.filter_map(Result::ok) {
+            let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+            // The entry's own type, not its target's.
+            let file_type = entry.file_type().map_err(|e| e.to_string())?;
+            if file_type.is_symlink() {
+                out.push((name, Source::Link));
+            } else if file_type.is_dir() {
+                walk(&entry.path(), &format!("{name}/"), out)?;
+            } else if file_type.is_file() && name.ends_with(".rs") {
+                out.push((name, Source::File));
+            }
+        }
+        Ok(())
+    }
+    let mut found = Vec::new();
+    walk(src, "", &mut found)?;
+    found.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(found)
 }
 
@@ -219,8 +243,7 @@ mod tests {
             [
                 "starter/Cargo.toml: edited; the grader uses its own copy",
                 "starter/build.rs: not in the handout; the grader uses its own files",
-                "starter/src/deep/more.rs: only starter/src/*.rs is graded",
-                "starter/src/notes.txt: only starter/src/*.rs is graded",
+                "starter/src/notes.txt: only the `.rs` files under starter/src are graded",
                 "tests/lab/step1.rs: edited; the grader uses its own copy",
             ]
         );
@@ -243,6 +266,12 @@ mod tests {
         fs::write(kit.join("clock.rs"), &clock).unwrap();
         fs::write(kit.join("state.rs"), &state).unwrap();
         fs::write(kit.join("circuit.rs"), "// TODO(1): yours\n").unwrap();
+        fs::create_dir_all(kit.join("time")).unwrap();
+        fs::create_dir_all(theirs.join("time")).unwrap();
+        fs::write(kit.join("time/sleeper.rs"), &clock).unwrap();
+        fs::write(theirs.join("time/sleeper.rs"), "// edited\n").unwrap();
+        fs::create_dir_all(theirs.join("breaker")).unwrap();
+        fs::write(theirs.join("breaker/helpers.rs"), "// theirs too\n").unwrap();
         fs::write(theirs.join("clock.rs"), &clock).unwrap();
         fs::write(
             theirs.join("state.rs"),
@@ -254,9 +283,20 @@ mod tests {
         let replaced = assemble(&theirs, "starter/src", &kit, &into).unwrap();
         assert_eq!(
             replaced,
-            ["starter/src/state.rs: a provided file, edited; the grader uses the kit's copy"]
+            [
+                "starter/src/state.rs: a provided file, edited; the grader uses the kit's copy",
+                "starter/src/time/sleeper.rs: a provided file, edited; the grader uses the kit's copy",
+            ]
         );
         assert_eq!(fs::read_to_string(into.join("state.rs")).unwrap(), state);
+        assert_eq!(
+            fs::read_to_string(into.join("time/sleeper.rs")).unwrap(),
+            clock
+        );
+        assert_eq!(
+            fs::read_to_string(into.join("breaker/helpers.rs")).unwrap(),
+            "// theirs too\n"
+        );
         assert_eq!(
             fs::read_to_string(into.join("circuit.rs")).unwrap(),
             "// done\n"
@@ -267,7 +307,7 @@ mod tests {
         );
         fs::remove_file(theirs.join("clock.rs")).unwrap();
         let replaced = assemble(&theirs, "starter/src", &kit, &into).unwrap();
-        assert_eq!(replaced.len(), 2, "{replaced:?}");
+        assert_eq!(replaced.len(), 3, "{replaced:?}");
         assert_eq!(fs::read_to_string(into.join("clock.rs")).unwrap(), clock);
         fs::remove_dir_all(&scratch).unwrap();
     }
@@ -289,12 +329,19 @@ mod tests {
         fs::create_dir_all(&theirs).unwrap();
         fs::write(&secret, "fn held_back_case() {}\n").unwrap();
         std::os::unix::fs::symlink(&secret, theirs.join("circuit.rs")).unwrap();
+        // A linked folder is not entered either: its files would be the
+        // linked place's.
+        std::os::unix::fs::symlink(&scratch, theirs.join("breaker")).unwrap();
         let replaced = assemble(&theirs, "starter/src", &kit, &into).unwrap();
         assert_eq!(
             replaced,
-            ["starter/src/circuit.rs: a symbolic link; only files are graded"]
+            [
+                "starter/src/breaker: a symbolic link; only files are graded",
+                "starter/src/circuit.rs: a symbolic link; only files are graded",
+            ]
         );
         assert!(!into.join("circuit.rs").exists());
+        assert!(!into.join("breaker").exists());
         fs::remove_dir_all(&scratch).unwrap();
     }
 }

@@ -236,14 +236,11 @@ pub(crate) fn in_time(record: &Record, pristine: &BTreeMap<u32, String>) -> bool
 /// The fingerprint of step `step`'s TODO code in the crate sources `src`.
 pub(crate) fn fingerprint(src: &Path, step: u32) -> Result<String, String> {
     let mut files = Vec::new();
-    for entry in fs::read_dir(src).map_err(|e| format!("cannot read {}: {e}", src.display()))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().is_some_and(|ext| ext == "rs") {
-            let text = fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            files.push((name.into_owned(), text));
-        }
+    for name in crate::scratch::rs_files(src)? {
+        let path = src.join(&name);
+        let text = fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        files.push((name, text));
     }
     Ok(fingerprint_of(&files, step))
 }

@@ -526,13 +526,7 @@ pub(crate) fn shorten(text: &str, width: usize) -> String {
 /// The first line in the starter's `dir` that contains `marker`, looking
 /// through its files in name order.
 pub(crate) fn find_todos(dir: &Path, marker: &str) -> Vec<Todo> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
-        .filter(|name| name.ends_with(".rs"))
-        .collect();
-    names.sort();
+    let names = crate::scratch::rs_files(dir).unwrap_or_default();
     let mut found = Vec::new();
     for name in names {
         let Ok(text) = fs::read_to_string(dir.join(&name)) else {
