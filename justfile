@@ -67,7 +67,7 @@ check-starter:
 explore cases="500000":
     LAB_EXPLORE_CASES={{cases}} LAB_WATCHDOG_SECS=1800 INSTA_UPDATE=no cargo test --release --test lab {{solution_flags}} -- step10_explore step17_bulkhead::explore --nocapture
 
-# Regenerate starter/ from the TODO markers in solution/ (cargo: `cargo xtask sync-starter`).
+# Regenerate starter/ from the TODO markers in solution/, and MISTAKES.md's tables from mistakes/ (cargo: `cargo xtask sync-starter`).
 sync-starter:
     cargo xtask sync-starter
 

@@ -337,6 +337,19 @@ fn judge_mistake(
                     let _ = writeln!(lines, "          {test}");
                 }
             }
+            // MISTAKES.md's row says which test catches it: that one must.
+            let named = &mistake.caught_by;
+            let module = format!("{named}::");
+            if !failed
+                .iter()
+                .any(|test| test == named || test.starts_with(&module))
+            {
+                problems.push(format!(
+                    "{name}: its `# Caught by: {named}` (its row in MISTAKES.md) does not fail; \
+                     {} test(s) do, {first} first: name one of those",
+                    failed.len()
+                ));
+            }
             if let Some(missing) = unnamed(said, owner) {
                 problems.push(format!(
                     "{name}: {first} does not name {missing} in its message"
@@ -638,22 +651,6 @@ mod tests {
         assert!(moved.is_empty(), "after the rewrite:\n{}", moved.join("\n"));
     }
 
-    /// The step a mistake belongs to without applying it: its `# Step: N`
-    /// header, or the step of its first TODO region.
-    fn step_of_mistake(mistake: &Mistake) -> Option<u32> {
-        match mistake.step {
-            Some(Declared::Step(step)) => Some(step),
-            Some(Declared::Toolkit) => None,
-            None => mistake
-                .changes
-                .iter()
-                .find_map(|change| match change.region {
-                    mistake::Region::Todo { step, .. } => Some(step),
-                    mistake::Region::Anchor(_) => None,
-                }),
-        }
-    }
-
     /// The steps with code to write: those whose TODOs the solution marks.
     fn todo_steps(root: &Path) -> std::collections::BTreeSet<u32> {
         let mut steps = std::collections::BTreeSet::new();
@@ -821,7 +818,7 @@ mod tests {
         let todo_steps = todo_steps(&root);
         let mut mistakes = std::collections::BTreeSet::new();
         for path in mistake::gallery(&root, None).unwrap() {
-            mistakes.extend(step_of_mistake(&Mistake::read(&path).unwrap()));
+            mistakes.extend(Mistake::declared_step(&Mistake::read(&path).unwrap()));
         }
         let mut missing = Vec::new();
         for (number, name) in &steps {

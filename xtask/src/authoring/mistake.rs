@@ -21,7 +21,12 @@
 //!         false
 //! ```
 //!
-//! The header's `# Rule:` line names the rules the mistake breaks; a
+//! The header's `# Rule:` line names the rules the mistake breaks, its
+//! `# Mistake:` line says it in a few words (its row in MISTAKES.md), and
+//! its `# Caught by:` line names the test that catches it (`stepNN_x::test`,
+//! or a module, `stepNN_x`, for "its tests"; for a mistake the compiler
+//! refuses, the test that cannot build): `just check-mistakes` proves that
+//! test fails, and `just sync-starter` writes the row. A
 //! mistake in provided code adds `# Step: N` (or `# Step: toolkit`), the
 //! step whose tests cover that code; a mistake the compiler refuses adds
 //! `# Compiler error: TEXT`, a part of the first error it must give (any
@@ -61,6 +66,11 @@ pub(crate) struct Mistake {
     /// `# Compiler error: TEXT`: the crate must not build, and its first
     /// error must contain TEXT.
     pub compiler_error: Option<String>,
+    /// `# Mistake: TEXT`: the mistake in a few words, as MISTAKES.md lists it.
+    pub title: String,
+    /// `# Caught by: TEST`: the test (or the module of tests) that catches
+    /// it, or, for a mistake the compiler refuses, the test it cannot build.
+    pub caught_by: String,
     /// What it puts in place of each region's answer.
     pub changes: Vec<Change>,
 }
@@ -162,6 +172,23 @@ impl Mistake {
             .iter()
             .find_map(|line| line.strip_prefix("Compiler error:"))
             .map(|text| text.trim().to_owned());
+        let field = |name: &str| {
+            header
+                .iter()
+                .find_map(|line| line.strip_prefix(name))
+                .map(|text| text.trim().to_owned())
+                .filter(|text| !text.is_empty())
+        };
+        let title = field("Mistake:")
+            .ok_or("no `# Mistake: <a few words>` header line says what the mistake is")?;
+        let caught_by = field("Caught by:").ok_or(
+            "no `# Caught by: <stepNN_module::test>` header line names the test that catches it",
+        )?;
+        if !caught_by.starts_with("step") || caught_by.contains(char::is_whitespace) {
+            return Err(format!(
+                "`# Caught by: {caught_by}`: name a test of the suite, `stepNN_module::test_name`, or a module, `stepNN_module`"
+            ));
+        }
         let mut changes: Vec<Change> = Vec::new();
         for (number, line) in text.lines().enumerate() {
             if let Some(region) = line.strip_prefix(REGION) {
@@ -202,8 +229,24 @@ impl Mistake {
             rules,
             step,
             compiler_error,
+            title,
+            caught_by,
             changes,
         })
+    }
+
+    /// The step the mistake belongs to, read without applying it: its
+    /// `# Step: N` header, or the step of its first TODO region; none for
+    /// a mistake of the toolkit.
+    pub(crate) fn declared_step(&self) -> Option<u32> {
+        match self.step {
+            Some(Declared::Step(step)) => Some(step),
+            Some(Declared::Toolkit) => None,
+            None => self.changes.iter().find_map(|change| match change.region {
+                Region::Todo { step, .. } => Some(step),
+                Region::Anchor(_) => None,
+            }),
+        }
     }
 
     /// Reads the mistake file at `path`.
@@ -388,15 +431,17 @@ fn g() {
     fn a_mistake_names_its_rules_step_and_regions() {
         let mistake = Mistake::parse(
             "09-x",
-            "# thought\n#\n# Rule: B5, e7\n# Step: 4\n\n=== TODO(3): has it\n    false\n\n\n=== ANCHOR(g-body)\n    one();\n",
+            "# thought\n#\n# Rule: B5, e7\n# Mistake: m\n# Caught by: step01_x\n# Step: 4\n\n=== TODO(3): has it\n    false\n\n\n=== ANCHOR(g-body)\n    one();\n",
         )
         .unwrap();
         assert_eq!(mistake.rules.len(), 2);
         assert_eq!(mistake.step, Some(Declared::Step(4)));
         assert_eq!(mistake.compiler_error, None);
+        assert_eq!(mistake.title, "m");
+        assert_eq!(mistake.caught_by, "step01_x");
         let refused = Mistake::parse(
             "x",
-            "# Compiler error: cannot be sent\n# Rule: B8\n=== TODO(6): x\n",
+            "# Compiler error: cannot be sent\n# Rule: B8\n# Mistake: m\n# Caught by: step01_x\n=== TODO(6): x\n",
         )
         .unwrap();
         assert_eq!(refused.compiler_error.as_deref(), Some("cannot be sent"));
@@ -417,7 +462,7 @@ fn g() {
             ]
         );
         assert!(
-            Mistake::parse("x", "# Rule: B5\n")
+            Mistake::parse("x", "# Rule: B5\n# Mistake: m\n# Caught by: step01_x\n")
                 .unwrap_err()
                 .contains("=== REGION")
         );
@@ -427,19 +472,43 @@ fn g() {
                 .contains("# Rule:")
         );
         assert!(
-            Mistake::parse("x", "# Rule: X2\n")
+            Mistake::parse("x", "# Rule: B1\n=== TODO(1): y\n")
+                .unwrap_err()
+                .contains("# Mistake:")
+        );
+        assert!(
+            Mistake::parse("x", "# Rule: B1\n# Mistake: m\n=== TODO(1): y\n")
+                .unwrap_err()
+                .contains("# Caught by:")
+        );
+        assert!(
+            Mistake::parse(
+                "x",
+                "# Rule: B1\n# Mistake: m\n# Caught by: the tests\n=== TODO(1): y\n"
+            )
+            .unwrap_err()
+            .contains("name a test of the suite")
+        );
+        assert!(
+            Mistake::parse("x", "# Rule: X2\n# Mistake: m\n# Caught by: step01_x\n")
                 .unwrap_err()
                 .contains("`X2` is no rule id")
         );
         assert!(
-            Mistake::parse("x", "# Rule: B1\n=== TODO(x): y\n")
-                .unwrap_err()
-                .contains("names no region")
+            Mistake::parse(
+                "x",
+                "# Rule: B1\n# Mistake: m\n# Caught by: step01_x\n=== TODO(x): y\n"
+            )
+            .unwrap_err()
+            .contains("names no region")
         );
         assert!(
-            Mistake::parse("x", "# Rule: B1\nfalse\n=== TODO(1): y\n")
-                .unwrap_err()
-                .contains("code before")
+            Mistake::parse(
+                "x",
+                "# Rule: B1\n# Mistake: m\n# Caught by: step01_x\nfalse\n=== TODO(1): y\n"
+            )
+            .unwrap_err()
+            .contains("code before")
         );
     }
 
@@ -448,7 +517,7 @@ fn g() {
         let dir = scratch("replace", &[("a/x.rs", SOURCE)]);
         let mistake = Mistake::parse(
             "1-x",
-            "# Rule: B6\n=== TODO(3): has it\n    true\n    || false\n=== ANCHOR(g-body)\n    two();\n",
+            "# Rule: B6\n# Mistake: m\n# Caught by: step01_x\n=== TODO(3): has it\n    true\n    || false\n=== ANCHOR(g-body)\n    two();\n",
         )
         .unwrap();
         let landed = apply(&mistake, &dir).unwrap();
@@ -471,10 +540,18 @@ fn g() {
     #[test]
     fn a_missing_or_ambiguous_region_is_an_error_naming_it() {
         let dir = scratch("missing", &[("x.rs", SOURCE), ("y.rs", SOURCE)]);
-        let ambiguous = Mistake::parse("1-x", "# Rule: B6\n=== TODO(3): has\n  x\n").unwrap();
+        let ambiguous = Mistake::parse(
+            "1-x",
+            "# Rule: B6\n# Mistake: m\n# Caught by: step01_x\n=== TODO(3): has\n  x\n",
+        )
+        .unwrap();
         let why = apply(&ambiguous, &dir).unwrap_err();
         assert!(why.contains("x.rs:2") && why.contains("y.rs:2"), "{why}");
-        let missing = Mistake::parse("1-x", "# Rule: B6\n=== TODO(4): has\n  x\n").unwrap();
+        let missing = Mistake::parse(
+            "1-x",
+            "# Rule: B6\n# Mistake: m\n# Caught by: step01_x\n=== TODO(4): has\n  x\n",
+        )
+        .unwrap();
         assert!(apply(&missing, &dir).unwrap_err().contains("TODO(4): has"));
         fs::remove_dir_all(dir).unwrap();
     }
@@ -485,7 +562,7 @@ fn g() {
         let dir = scratch("only", &[("x.rs", only)]);
         let mistake = Mistake::parse(
             "1-x",
-            "# Rule: B6\n=== ANCHOR(fast)\nz();\n=== ANCHOR(slow)\nz();\n",
+            "# Rule: B6\n# Mistake: m\n# Caught by: step01_x\n=== ANCHOR(fast)\nz();\n=== ANCHOR(slow)\nz();\n",
         )
         .unwrap();
         let landed = apply(&mistake, &dir).unwrap();

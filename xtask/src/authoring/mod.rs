@@ -1,5 +1,5 @@
 //! What a maintainer runs to change the lab: the starter's generator and
-//! its checks, the gallery of mistakes and of forgeries, the checks of the
+//! its checks, the gallery of mistakes (and MISTAKES.md, written from it) and of forgeries, the checks of the
 //! documents, and the library edition.
 
 pub(crate) mod check_forgeries;
@@ -10,6 +10,7 @@ pub(crate) mod check_verdict;
 pub(crate) mod designs;
 pub(crate) mod library;
 pub(crate) mod mistake;
+pub(crate) mod mistakes_md;
 pub(crate) mod named;
 pub(crate) mod starter;
 pub(crate) mod sync;

@@ -1,9 +1,13 @@
 //! `cargo xtask sync-starter`, `check-sync` and `todos`: the starter generated
-//! from the solution's TODO markers.
+//! from the solution's TODO markers, and MISTAKES.md's tables from the
+//! gallery of mistakes.
 
 use std::fs;
 
-use crate::{authoring::starter, root};
+use crate::{
+    authoring::{mistakes_md, starter},
+    root,
+};
 
 pub(crate) fn sync_starter() -> Result<(), String> {
     let root = root();
@@ -22,6 +26,10 @@ pub(crate) fn sync_starter() -> Result<(), String> {
         files.len(),
         todos.len()
     );
+    let mistakes = mistakes_md::write(&root)?;
+    fs::write(root.join(mistakes_md::FILE), mistakes)
+        .map_err(|e| format!("cannot write {}: {e}", mistakes_md::FILE))?;
+    println!("{} written from mistakes/", mistakes_md::FILE);
     Ok(())
 }
 
@@ -41,12 +49,19 @@ pub(crate) fn check_sync() -> Result<(), String> {
             stale.push(format!("{name} (not in the solution)"));
         }
     }
+    let mistakes = fs::read_to_string(root.join(mistakes_md::FILE)).unwrap_or_default();
+    if mistakes != mistakes_md::write(&root)? {
+        stale.push(format!(
+            "{} (its tables are not mistakes/'s)",
+            mistakes_md::FILE
+        ));
+    }
     if stale.is_empty() {
-        println!("starter/src matches the solution's TODO markers");
+        println!("starter/src matches the solution's TODO markers, and MISTAKES.md the gallery");
         Ok(())
     } else {
         Err(format!(
-            "starter/src is out of date with solution/src: {}\nrun `just sync-starter` (or `cargo xtask sync-starter`) and commit the result",
+            "out of date with solution/src or mistakes/: {}\nrun `just sync-starter` (or `cargo xtask sync-starter`) and commit the result",
             stale.join(", ")
         ))
     }
