@@ -679,7 +679,7 @@ fn helper() {
     /// with steps 1 to the last core step done has and the untouched
     /// starter does not (comments, attributes and lines of braces alone
     /// left out). The issue that made the circuit the student's design asked
-    /// for at least 200; `steps.toml` gives the figure per step.
+    /// for at least 200; docs/FIGURES.md gives the figure per step.
     #[test]
     fn the_core_lab_has_the_student_write_at_least_200_lines() {
         let src = crate::root().join("solution/src");
