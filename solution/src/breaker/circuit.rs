@@ -37,6 +37,10 @@ pub enum Recorded {
     Stale,
 }
 
+/// The state as the circuit keeps it: with the count, the deadline itself
+/// and whether the probe's slot is taken. [`State`] is the same state as a
+/// caller sees it (the time left, not the deadline), [`Phase`] its name
+/// alone; this one never leaves the circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Closed { failures: u32 },
