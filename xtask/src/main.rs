@@ -99,6 +99,8 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         ),
         Some("export-student") => export::export_student(&args[1..]),
         Some("grade") => grade::grade(&args[1..]),
+        // The grader's own: a sealed run inside the namespace it made.
+        Some(grading::runner::COMMAND) => grading::runner::serve(),
         Some("check-export") => check_export::check_export(&args[1..]),
         Some("check-forgeries") => {
             check_forgeries::check_forgeries(args.get(1).map(String::as_str))

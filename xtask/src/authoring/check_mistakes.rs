@@ -69,8 +69,10 @@ enum Catch {
 /// for that run ("Start here", [`scoreboard::start`]) must name a rule of
 /// the mistake's `# Rule:` line. A mistake whose crate does not build is a
 /// problem too: a student's mistake compiles, and one that no longer does
-/// has drifted from the code around its region. Each run's results are
-/// kept in `target/check-mistakes/runs/NAME.txt`, in libtest's format.
+/// has drifted from the code around its region. The suite run holds the
+/// mistake's own step and those before it ([`suite_up_to`]). Each run's
+/// results are kept in `target/check-mistakes/runs/NAME.txt`, in libtest's
+/// format.
 ///
 /// Mistakes are judged on as many workers as the machine has cores
 /// (`MISTAKES_JOBS` overrides it), each with a scratch workspace and a
@@ -287,6 +289,7 @@ fn judge_mistake(
         as_student(workspace)?;
         &[]
     };
+    suite_up_to(workspace, owner)?;
     let verdict = judge(workspace, target, owner, crate_flags, &syllabus.races)?;
     if let Catch::Caught { results, .. } = &verdict {
         fs::write(
@@ -449,6 +452,39 @@ fn apply(root: &Path, workspace: &Path, mistake: &Mistake) -> Result<Vec<mistake
     mistake::apply(mistake, &workspace.join("solution/src"))
 }
 
+/// Leaves in the scratch suite only the steps a mistake of `owner` is
+/// judged by: its own and those before it. Whether its own step catches it,
+/// and where `just test` starts, depend on nothing after it (a student's
+/// run starts at the first step that fails), and the later steps' tests,
+/// a third of the suite for a core step, are most of what each mistake
+/// would otherwise rebuild. The provided code's `toolkit` tests are left
+/// in only for a mistake of the toolkit's, with every step.
+fn suite_up_to(workspace: &Path, owner: Owner) -> Result<(), String> {
+    let main = workspace.join("tests/lab/main.rs");
+    let text = fs::read_to_string(&main).map_err(|e| format!("{}: {e}", main.display()))?;
+    fs::write(&main, modules_up_to(&text, owner)).map_err(|e| format!("{}: {e}", main.display()))
+}
+
+/// The suite's `main.rs` text with only the modules [`suite_up_to`] keeps.
+fn modules_up_to(main: &str, owner: Owner) -> String {
+    let last = match owner {
+        Owner::Todo(step) | Owner::Step(step) => step,
+        Owner::Toolkit => return main.to_owned(),
+    };
+    main.lines()
+        .filter(|line| {
+            let Some(module) = line.strip_prefix("mod ").and_then(|m| m.strip_suffix(';')) else {
+                return true;
+            };
+            match suite::step_of(module) {
+                Some(step) => step <= last,
+                None => module != "toolkit",
+            }
+        })
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
 /// The suite's features for testing the solution rather than the starter.
 const SOLUTION: [&str; 3] = [
     "--no-default-features",
@@ -561,6 +597,20 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+
+    #[test]
+    fn a_mistake_is_judged_by_its_own_step_and_those_before_it() {
+        let main = "//! The suite.\n\nmod support;\n\nmod step01_closed;\nmod step02_open;\nmod step10_explore;\nmod step13_window;\nmod toolkit;\n";
+        assert_eq!(
+            modules_up_to(main, Owner::Todo(2)),
+            "//! The suite.\n\nmod support;\n\nmod step01_closed;\nmod step02_open;\n"
+        );
+        assert_eq!(
+            modules_up_to(main, Owner::Step(13)),
+            "//! The suite.\n\nmod support;\n\nmod step01_closed;\nmod step02_open;\nmod step10_explore;\nmod step13_window;\n"
+        );
+        assert_eq!(modules_up_to(main, Owner::Toolkit), main);
+    }
 
     #[test]
     fn a_message_must_name_the_rule_and_the_todo() {

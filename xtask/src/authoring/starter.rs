@@ -484,7 +484,28 @@ fn design(solution_src: &Path, name: &str, source: &str) -> Result<Option<String
 
 /// Formats generated code the way `cargo fmt` would, so the committed
 /// starter passes `cargo fmt --check` and the comparison is stable.
+///
+/// Each text is formatted once per process: the checks generate a crate
+/// for every mistake and every variant, forty-odd files each of which all
+/// but one or two are the same every time, and a `rustfmt` process costs
+/// tens of milliseconds.
 fn rustfmt(code: &str) -> Result<String, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static FORMATTED: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+    let formatted = FORMATTED.get_or_init(Mutex::default);
+    if let Some(text) = formatted.lock().expect("never poisoned").get(code) {
+        return Ok(text.clone());
+    }
+    let text = run_rustfmt(code)?;
+    formatted
+        .lock()
+        .expect("never poisoned")
+        .insert(code.to_owned(), text.clone());
+    Ok(text)
+}
+
+fn run_rustfmt(code: &str) -> Result<String, String> {
     let mut child = Command::new(std::env::var("RUSTFMT").unwrap_or_else(|_| "rustfmt".into()))
         .args(["--edition", "2024", "--emit", "stdout"])
         .stdin(Stdio::piped())

@@ -6,10 +6,12 @@
 //! student's crate is built before any held-back test is in the grading
 //! workspace, the copies are removed again once the suite is built, and
 //! every process that runs the student's code (that first build, where
-//! macros and constants run, and each test) starts in a mount namespace of
-//! its own in which the kit's held-back folders are empty: a read-only
-//! `tmpfs` lies over each. As root, each test then runs as `nobody`, who
-//! can neither lift those mounts nor read a folder closed to others.
+//! macros and constants run, and each test) runs in a mount namespace in
+//! which the kit's held-back folders are empty: a read-only `tmpfs` lies
+//! over each (the build has one of its own; the tests share the sealed
+//! run's, [`crate::grading::runner`]). As root, each test then runs as
+//! `nobody`, who can neither lift those mounts nor read a folder closed to
+//! others.
 //!
 //! The namespace needs `unshare` (util-linux) and the right to mount: root,
 //! or a kernel that lets users make their own namespaces. Where neither is
@@ -110,6 +112,26 @@ impl Confinement {
             mount: None,
             user: None,
         }
+    }
+
+    /// Only the user switch: the runner's confinement, already inside the
+    /// namespace the grader made ([`crate::grading::runner`]).
+    pub fn user_only(user: Option<(u32, u32)>) -> Confinement {
+        Confinement {
+            hidden: Vec::new(),
+            mount: None,
+            user: user.map(|(uid, gid)| User { uid, gid }),
+        }
+    }
+
+    /// Whether the processes it starts enter a mount namespace.
+    pub fn namespaced(&self) -> bool {
+        self.mount.is_some()
+    }
+
+    /// The user each test runs as, `(uid, gid)`, if it switches users.
+    pub fn test_user(&self) -> Option<(u32, u32)> {
+        self.user.map(|user| (user.uid, user.gid))
     }
 
     /// The folders to hide, if the grade hides any.

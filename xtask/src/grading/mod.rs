@@ -8,6 +8,7 @@ pub(crate) mod confine;
 pub(crate) mod grade;
 pub(crate) mod held_back;
 pub(crate) mod report;
+pub(crate) mod runner;
 pub(crate) mod sealed;
 pub(crate) mod source_check;
 pub(crate) mod submission;
