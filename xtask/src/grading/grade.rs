@@ -502,12 +502,14 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
                 // Run under the workspace's names, reported under the real.
                 let run_as: Vec<String> = names.iter().map(|name| aliases.opaque(name)).collect();
                 let run = sealed::run(
-                    &binary,
-                    &workspace,
-                    &run_as,
-                    &env,
-                    options.limits,
-                    deadline,
+                    &sealed::Run {
+                        binary: &binary,
+                        workspace: &workspace,
+                        tests: &run_as,
+                        env: &env,
+                        limits: options.limits,
+                        deadline,
+                    },
                     &confinement,
                 );
                 let results: suite::Results = run
@@ -648,12 +650,14 @@ fn tune(
     let env = options.seed.env();
     let env: Vec<(&str, &str)> = env.iter().map(|(n, v)| (*n, v.as_str())).collect();
     let run = sealed::run(
-        &binary,
-        workspace,
-        &names,
-        &env,
-        options.limits,
-        deadline,
+        &sealed::Run {
+            binary: &binary,
+            workspace,
+            tests: &names,
+            env: &env,
+            limits: options.limits,
+            deadline,
+        },
         confinement,
     );
     tuning.levels = verdicts(&names, &run.results, &Default::default(), &[]);

@@ -139,22 +139,19 @@ fn path_line(path: &Path) -> Result<String, String> {
 /// [`sealed::run`]'s work in one namespace: the runner started by
 /// `confinement`, what each test left behind read back from it.
 pub(crate) fn run_confined(
-    binary: &Path,
-    workspace: &Path,
-    tests: &[String],
-    env: &[(&str, &str)],
-    limits: Limits,
-    deadline: Instant,
+    run: &sealed::Run,
     confinement: &Confinement,
 ) -> Vec<(String, Result<Ran, String>)> {
+    let tests = run.tests;
     let request = Request {
-        binary: binary.to_path_buf(),
-        workspace: workspace.to_path_buf(),
-        per_test: limits.per_test,
-        left: deadline.saturating_duration_since(Instant::now()),
-        output: limits.output,
+        binary: run.binary.to_path_buf(),
+        workspace: run.workspace.to_path_buf(),
+        per_test: run.limits.per_test,
+        left: run.deadline.saturating_duration_since(Instant::now()),
+        output: run.limits.output,
         user: confinement.test_user(),
-        env: env
+        env: run
+            .env
             .iter()
             .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
             .collect(),
@@ -250,16 +247,15 @@ pub fn serve() -> Result<(), String> {
         .iter()
         .map(|(name, value)| (name.as_str(), value.as_str()))
         .collect();
-    let here = Confinement::user_only(request.user);
-    let done = sealed::run_tests(
-        &request.binary,
-        &request.workspace,
-        &request.tests,
-        &env,
+    let run = sealed::Run {
+        binary: &request.binary,
+        workspace: &request.workspace,
+        tests: &request.tests,
+        env: &env,
         limits,
         deadline,
-        &here,
-    );
+    };
+    let done = sealed::run_tests(&run, &Confinement::user_only(request.user));
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for (test, ran) in &done {
         let index = request

@@ -248,35 +248,30 @@ pub fn list_ignored(binary: &Path, workspace: &Path, module: &str) -> Result<Vec
         .collect())
 }
 
-/// Runs each of `tests` in a process of its own, a few at a time, with
+/// One sealed run: each of `tests` of `binary`, run in `workspace` with
 /// `env` added to the student environment, each for at most
 /// `limits.per_test` and none after `deadline`.
+pub struct Run<'a> {
+    pub binary: &'a Path,
+    pub workspace: &'a Path,
+    pub tests: &'a [String],
+    pub env: &'a [(&'a str, &'a str)],
+    pub limits: Limits,
+    pub deadline: Instant,
+}
+
+/// Runs each test of `run` in a process of its own, a few at a time, and
+/// judges what each left behind.
 ///
 /// Where the confinement has a mount namespace, the whole run happens in
 /// one ([`crate::grading::runner`]): entering a namespace and covering the
 /// held-back folders once per grade rather than once per test, which cost
 /// five more processes for each of the suite's several hundred tests.
-pub fn run(
-    binary: &Path,
-    workspace: &Path,
-    tests: &[String],
-    env: &[(&str, &str)],
-    limits: Limits,
-    deadline: Instant,
-    confinement: &Confinement,
-) -> Sealed {
+pub fn run(run: &Run, confinement: &Confinement) -> Sealed {
     let done = if confinement.namespaced() {
-        crate::grading::runner::run_confined(
-            binary,
-            workspace,
-            tests,
-            env,
-            limits,
-            deadline,
-            confinement,
-        )
+        crate::grading::runner::run_confined(run, confinement)
     } else {
-        run_tests(binary, workspace, tests, env, limits, deadline, confinement)
+        run_tests(run, confinement)
     };
     let mut sealed = Sealed {
         results: Results::new(),
@@ -284,7 +279,7 @@ pub fn run(
     };
     for (test, ran) in done {
         let judged = match ran {
-            Ok(ran) => judge(&test, limits, &ran),
+            Ok(ran) => judge(&test, run.limits, &ran),
             Err(why) => Judged::failed(why),
         };
         if let Some(forgery) = judged.forgery {
@@ -296,16 +291,11 @@ pub fn run(
     sealed
 }
 
-/// What each of `tests` left behind, run here, each test's process started
-/// by `confinement` (as `nobody`, where it switches users): [`run`]'s work
-/// where there is no namespace, and the runner's inside one.
+/// What each test of `run` left behind, run here, each test's process
+/// started by `confinement` (as `nobody`, where it switches users):
+/// [`run`]'s work where there is no namespace, and the runner's inside one.
 pub(crate) fn run_tests(
-    binary: &Path,
-    workspace: &Path,
-    tests: &[String],
-    env: &[(&str, &str)],
-    limits: Limits,
-    deadline: Instant,
+    run: &Run,
     confinement: &Confinement,
 ) -> Vec<(String, Result<Ran, String>)> {
     let next = Mutex::new(0usize);
@@ -321,12 +311,14 @@ pub(crate) fn run_tests(
                         *next += 1;
                         index
                     };
-                    let Some(test) = tests.get(index) else { break };
-                    let left = deadline.saturating_duration_since(Instant::now());
+                    let Some(test) = run.tests.get(index) else {
+                        break;
+                    };
+                    let left = run.deadline.saturating_duration_since(Instant::now());
                     let ran = if left.is_zero() {
                         Ok(Ran::not_run())
                     } else {
-                        run_one(binary, workspace, test, env, limits, left, confinement)
+                        run_one(run, test, left, confinement)
                     };
                     done.lock()
                         .expect("no worker panics holding it")
@@ -375,15 +367,18 @@ impl Ran {
 }
 
 fn run_one(
-    binary: &Path,
-    workspace: &Path,
+    run: &Run,
     test: &str,
-    env: &[(&str, &str)],
-    limits: Limits,
     left: Duration,
     confinement: &Confinement,
 ) -> Result<Ran, String> {
-    let mut command = confinement.command(binary, true);
+    let Run {
+        workspace,
+        env,
+        limits,
+        ..
+    } = *run;
+    let mut command = confinement.command(run.binary, true);
     command
         .current_dir(workspace)
         // `--include-ignored` lets a test the binary ignores in a plain run
@@ -790,12 +785,14 @@ mod tests {
     fn tests_after_the_budget_are_not_run() {
         let tests = vec!["a".to_owned(), "b".to_owned()];
         let sealed = run(
-            Path::new("/nonexistent-binary"),
-            Path::new("."),
-            &tests,
-            &[],
-            Limits::DEFAULT,
-            Instant::now(),
+            &Run {
+                binary: Path::new("/nonexistent-binary"),
+                workspace: Path::new("."),
+                tests: &tests,
+                env: &[],
+                limits: Limits::DEFAULT,
+                deadline: Instant::now(),
+            },
             &Confinement::none(),
         );
         assert_eq!(sealed.results.len(), 2);
