@@ -195,6 +195,8 @@ fn start(
     request: &Request,
     confinement: &Confinement,
 ) -> Result<(Vec<u8>, ExitStatus, String), String> {
+    // Encoded first: a request that cannot be sent starts no runner.
+    let request = request.encode()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the grader: {e}"))?;
     let mut child = confinement
         .command(&exe, false)
@@ -214,7 +216,7 @@ fn start(
         .stdin
         .take()
         .expect("piped")
-        .write_all(request.encode()?.as_bytes());
+        .write_all(request.as_bytes());
     let mut records = Vec::new();
     let read = child
         .stdout
