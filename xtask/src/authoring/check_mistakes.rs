@@ -78,8 +78,8 @@ enum Catch {
 /// (`MISTAKES_JOBS` overrides it), each with a scratch workspace and a
 /// target folder of its own: most of a mistake's time is one crate's
 /// compiler front end, which uses one core, and cargo lets only one build
-/// at a time into a target folder. The lines still come out in the
-/// gallery's order.
+/// at a time into a target folder. They take the mistakes step by step
+/// ([`by_step`]); the lines still come out in the gallery's order.
 pub(crate) fn check_mistakes(args: &[String]) -> Result<(), String> {
     let apply_only = args.iter().any(|arg| arg == "--apply-only");
     let only = args
@@ -100,6 +100,7 @@ pub(crate) fn check_mistakes(args: &[String]) -> Result<(), String> {
         syllabus: syllabus()?,
     };
     let jobs = jobs().min(patches.len()).max(1);
+    let order = by_step(&patches);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, Result<Judged, String>)>();
     let mut judged: Vec<Option<Result<Judged, String>>> = patches.iter().map(|_| None).collect();
@@ -108,7 +109,8 @@ pub(crate) fn check_mistakes(args: &[String]) -> Result<(), String> {
     let mut troubled = 0;
     std::thread::scope(|scope| {
         for worker in 0..jobs {
-            let (context, patches, next, sender) = (&context, &patches, &next, sender.clone());
+            let (context, patches, order, next, sender) =
+                (&context, &patches, &order, &next, sender.clone());
             scope.spawn(move || {
                 // A workspace of this worker's own, so that two checks at
                 // once (of two new mistakes, say) never patch each other's
@@ -119,10 +121,11 @@ pub(crate) fn check_mistakes(args: &[String]) -> Result<(), String> {
                     .join(format!("workspace-{}-{worker}", std::process::id()));
                 let target = worker_target(&context.root, worker);
                 loop {
-                    let index = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let Some(patch) = patches.get(index) else {
+                    let taken = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(&index) = order.get(taken) else {
                         break;
                     };
+                    let patch = &patches[index];
                     let verdict = judge_mistake(context, patch, &workspace, &target);
                     if sender.send((index, verdict)).is_err() {
                         break;
@@ -173,6 +176,28 @@ pub(crate) fn check_mistakes(args: &[String]) -> Result<(), String> {
             problems.join("\n  ")
         ))
     }
+}
+
+/// The order the workers take the mistakes in: by the step whose test
+/// catches each (the toolkit's last), the gallery's order within a step.
+/// A worker's scratch workspace keeps its path, so the compiler reuses
+/// what its last build of the suite left; a mistake of the same step as
+/// the last keeps the same modules of the suite, and most of that build
+/// is reused (the gallery's time with and without: docs/FIGURES.md).
+fn by_step(patches: &[PathBuf]) -> Vec<usize> {
+    let step = |path: &PathBuf| {
+        Mistake::read(path)
+            .ok()
+            .and_then(|mistake| suite::step_of(&mistake.caught_by))
+            .unwrap_or(u32::MAX)
+    };
+    let mut order: Vec<(u32, usize)> = patches
+        .iter()
+        .enumerate()
+        .map(|(index, path)| (step(path), index))
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, index)| index).collect()
 }
 
 /// `--apply-only`: every mistake put into one scratch copy of the
@@ -610,6 +635,24 @@ mod tests {
             "//! The suite.\n\nmod support;\n\nmod step01_closed;\nmod step02_open;\nmod step10_explore;\nmod step13_window;\n"
         );
         assert_eq!(modules_up_to(main, Owner::Toolkit), main);
+    }
+
+    #[test]
+    fn the_workers_take_the_mistakes_step_by_step() {
+        let patches = mistake::gallery(&crate::root(), None).unwrap();
+        let order = by_step(&patches);
+        let mut taken = order.clone();
+        taken.sort_unstable();
+        assert_eq!(taken, (0..patches.len()).collect::<Vec<_>>(), "each once");
+        let steps: Vec<u32> = order
+            .iter()
+            .map(|&index| {
+                let mistake = Mistake::read(&patches[index]).unwrap();
+                suite::step_of(&mistake.caught_by).unwrap_or(u32::MAX)
+            })
+            .collect();
+        assert!(steps.windows(2).all(|pair| pair[0] <= pair[1]), "{steps:?}");
+        assert!(steps.first() < steps.last(), "the gallery spans steps");
     }
 
     #[test]
