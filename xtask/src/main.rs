@@ -49,12 +49,14 @@ commands:
                   write the solution as a crate of its own, ready for `cargo package`
   export-student DIR
                   write the student edition, without the answers, as a fresh git repository in DIR
-  grade [DIR] [--out OUT] [--student ID | --metadata FILE]
+  grade [DIR] [--out OUT] [--student ID | --metadata FILE] [--all-steps] [--no-namespace]
                   score the starter (or DIR's, a student repository) by step, held-back tests included
                   and seeded by the student id (or LAB_STUDENT); only starter/src/*.rs is taken (and
                   tuning.toml, for the tuning task's bonus), it
                   must pass the source check, and each test runs sealed in a process of its own;
-                  writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade)
+                  writes results.json (Gradescope), junit.xml and summary.txt to OUT (target/grade);
+                  --all-steps runs the tests worth 0 points too, --no-namespace grades as a machine
+                  without mount namespaces would
   check-forgeries [NAME]
                   grade each forgery in grading/forgeries/: each must score 0 and be named
   check-export [MISTAKE]
@@ -102,9 +104,7 @@ fn dispatch(command: Option<&str>, args: &[String]) -> Result<(), String> {
         // The grader's own: a sealed run inside the namespace it made.
         Some(grading::runner::COMMAND) => grading::runner::serve(),
         Some("check-export") => check_export::check_export(&args[1..]),
-        Some("check-forgeries") => {
-            check_forgeries::check_forgeries(args.get(1).map(String::as_str))
-        }
+        Some("check-forgeries") => check_forgeries::check_forgeries(&args[1..]),
         Some("autograder") => autograder::autograder(&args[1..]),
         Some("check-autograder") => autograder::check_autograder(&args[1..]),
         Some("check-readme") => check_readme::check_readme(&args[1..]),

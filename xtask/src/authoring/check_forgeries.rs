@@ -11,6 +11,10 @@
 //!   graded again with the source check skipped, the next layer still holds
 //!   (the sealed run names a forged verdict; the outside `forbid(unsafe_code)`
 //!   stops the build; or simply nothing is earned);
+//! - `Without-namespace: ...` (the same answers as `Unchecked:`): graded
+//!   once more, the source check skipped, as a machine without mount
+//!   namespaces grades (`grade --no-namespace`), where only the user the
+//!   build and the tests run as keeps a held-back folder closed;
 //! - `Expect: no work`: a crate that implements no rule (each `todo!()`
 //!   filled with the cheapest value that does not panic) passes no test
 //!   that earns points, in any step, whatever its weight: a test such a
@@ -90,17 +94,51 @@ struct Forgery {
     refused: Vec<String>,
     ignored: Vec<String>,
     unchecked: Option<String>,
+    /// What the grader must answer without a mount namespace, if the
+    /// forgery is graded that way too.
+    without_namespace: Option<String>,
     /// `Expect: no work`: the crate implements no rule.
     no_work: bool,
     edits: Vec<Edit>,
 }
 
-pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
+/// How a forgery is graded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// As a grade runs: the source check first.
+    Sealed,
+    /// The source check skipped: the next layer must hold alone.
+    Unchecked,
+    /// The source check skipped, on a machine without mount namespaces.
+    WithoutNamespace,
+}
+
+impl Pass {
+    fn label(self) -> &'static str {
+        match self {
+            Pass::Sealed => "sealed",
+            Pass::Unchecked => "unchecked",
+            Pass::WithoutNamespace => "without a namespace",
+        }
+    }
+}
+
+/// The argument that runs the forgeries' last pass: the check starts
+/// itself again with it, where the toolchain is open to `nobody`.
+const WITHOUT_NAMESPACE: &str = "--without-namespace";
+
+pub(crate) fn check_forgeries(args: &[String]) -> Result<(), String> {
+    let without_namespace = args.first().is_some_and(|arg| arg == WITHOUT_NAMESPACE);
+    let only = args
+        .iter()
+        .find(|arg| *arg != WITHOUT_NAMESPACE)
+        .map(String::as_str);
     let root = root();
     let gallery = read_gallery(&root.join("grading/forgeries"))?;
     let gallery: Vec<Forgery> = gallery
         .into_iter()
         .filter(|forgery| only.is_none_or(|only| forgery.name.contains(only)))
+        .filter(|forgery| !without_namespace || forgery.without_namespace.is_some())
         .collect();
     if gallery.is_empty() {
         return Err("no forgery matches".to_owned());
@@ -113,19 +151,23 @@ pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
         println!("== {}: {}", forgery.name, forgery.what);
         let student = base.join(&forgery.name);
         lay_out(&root, &student, forgery)?;
-        let mut checks = vec![(true, "sealed")];
-        if forgery.unchecked.is_some() {
-            checks.push((false, "unchecked"));
-        }
-        for (check_sources, label) in checks {
-            let out = base.join(format!("{}-{label}", forgery.name));
-            let graded = grade(&student, &out, &target, None, check_sources)?;
+        let passes = if without_namespace {
+            vec![Pass::WithoutNamespace]
+        } else if forgery.unchecked.is_some() {
+            vec![Pass::Sealed, Pass::Unchecked]
+        } else {
+            vec![Pass::Sealed]
+        };
+        for pass in passes {
+            let label = pass.label();
+            let out = base.join(format!("{}-{}", forgery.name, label.replace(' ', "-")));
+            let graded = grade(&student, &out, &target, None, pass)?;
             // The grading machine's key, drawn by the first grade: a forgery
             // that read it would know which held-back test runs.
             if let Some(key) = sealed_key(&root).filter(|key| !secrets.contains(key)) {
                 secrets.push(key);
             }
-            let mut problems = judge(forgery, &graded, &out, check_sources)?;
+            let mut problems = judge(forgery, &graded, &out, pass)?;
             // Refused, the crate was never built: nothing ran to confine.
             if graded.refused.is_empty()
                 && !graded
@@ -152,8 +194,16 @@ pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
             );
         }
     }
-    if only.is_none() {
-        failures.extend(regrades(&root, &base, &target)?);
+    if !without_namespace {
+        if gallery
+            .iter()
+            .any(|forgery| forgery.without_namespace.is_some())
+        {
+            failures.extend(without_a_namespace(&root, only)?);
+        }
+        if only.is_none() {
+            failures.extend(regrades(&root, &base, &target)?);
+        }
     }
     if failures.is_empty() {
         println!("All {} forgeries score 0 and are named.", gallery.len());
@@ -166,12 +216,99 @@ pub(crate) fn check_forgeries(only: Option<&str>) -> Result<(), String> {
     }
 }
 
+/// Grades the forgeries marked `Without-namespace:` as a machine that gives
+/// no mount namespace would, Gradescope's container perhaps: there the
+/// builds and the tests run as `nobody`, which needs a toolchain `nobody`
+/// can run (the autograder's `setup.sh` installs Rust so). This machine's
+/// may sit in a home folder closed to others, as root's is; the check then
+/// runs itself again in a mount namespace of its own where that folder is
+/// open to others, everything in it where it was, so the toolchain, the
+/// cargo home and the target folder's builds are the same. The grades
+/// themselves make no namespace.
+fn without_a_namespace(root: &Path, only: Option<&str>) -> Result<Vec<String>, String> {
+    println!("== graded as a machine without mount namespaces would");
+    if !confine::is_root() {
+        println!(
+            "   not checked here: only root can grade as such a machine (there, each build and test runs as `nobody`)"
+        );
+        return Ok(Vec::new());
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the check: {e}"))?;
+    let mut command = match std::env::var_os("HOME").map(PathBuf::from) {
+        Some(home) if closed_to_others(&home) => {
+            let open = root.join("target/check-forgeries/opened-home");
+            fs::create_dir_all(&open).map_err(|e| format!("{}: {e}", open.display()))?;
+            let mut command = std::process::Command::new("unshare");
+            command
+                .args(["--mount", "--propagation", "private", "--", "sh", "-c"])
+                .arg(OPEN_HOME)
+                .arg("open-home")
+                .arg(&home)
+                .arg(&open)
+                .arg(&exe);
+            command
+        }
+        _ => std::process::Command::new(&exe),
+    };
+    command.arg("check-forgeries").arg(WITHOUT_NAMESPACE);
+    if let Some(only) = only {
+        command.arg(only);
+    }
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot run the check without a namespace: {e}"))?;
+    Ok(if status.success() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "graded without a mount namespace, the grader let forgeries through (above)"
+        )]
+    })
+}
+
+/// `sh -c` with `HOME OPEN PROGRAM ARGS...`: in the mount namespace the
+/// caller made, `HOME` becomes a folder open to others (a `tmpfs`, mode
+/// 0711) holding each of its entries where it was, then `PROGRAM` runs.
+const OPEN_HOME: &str = r#"set -e
+home="$1"; open="$2"; shift 2
+mount -t tmpfs -o mode=0711 opened-home "$open"
+for entry in "$home"/* "$home"/.[!.]* "$home"/..?*; do
+    [ -e "$entry" ] || [ -L "$entry" ] || continue
+    name="${entry##*/}"
+    if [ -L "$entry" ]; then
+        cp -P "$entry" "$open/$name"
+        continue
+    elif [ -d "$entry" ]; then
+        mkdir "$open/$name"
+    else
+        : >"$open/$name"
+    fi
+    mount --bind "$entry" "$open/$name"
+done
+mount --rbind "$open" "$home"
+exec "$@"
+"#;
+
+/// Whether others may not pass through `dir` (mode without `o+x`).
+fn closed_to_others(dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(dir).is_ok_and(|meta| meta.permissions().mode() & 0o001 == 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        false
+    }
+}
+
 fn grade(
     student: &Path,
     out: &Path,
     target: &Path,
     id: Option<&str>,
-    check_sources: bool,
+    pass: Pass,
 ) -> Result<Grade, String> {
     let graded = grade::run_checked(
         &Options {
@@ -183,8 +320,9 @@ fn grade(
             // Every step, whatever its weight: a forgery must earn nothing
             // anywhere, and a regrade give the same bytes everywhere.
             all_steps: true,
+            namespaces: pass != Pass::WithoutNamespace,
         },
-        check_sources,
+        pass == Pass::Sealed,
     )?;
     grade::write(&graded, out)?;
     Ok(graded)
@@ -256,12 +394,7 @@ fn leaked(out: &Path, secrets: &[String], own: &str) -> Result<Vec<String>, Stri
 }
 
 /// What is wrong with the grade of `forgery`: it must score 0 and be named.
-fn judge(
-    forgery: &Forgery,
-    graded: &Grade,
-    out: &Path,
-    check_sources: bool,
-) -> Result<Vec<String>, String> {
+fn judge(forgery: &Forgery, graded: &Grade, out: &Path, pass: Pass) -> Result<Vec<String>, String> {
     let summary = report::summary(graded);
     let results = fs::read_to_string(out.join("results.json")).map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
@@ -301,7 +434,12 @@ fn judge(
             format!("{path} is not listed as not graded"),
         );
     }
-    if check_sources {
+    let expected = match pass {
+        Pass::Sealed => None,
+        Pass::Unchecked => forgery.unchecked.as_deref(),
+        Pass::WithoutNamespace => forgery.without_namespace.as_deref(),
+    };
+    if pass == Pass::Sealed {
         for name in &forgery.refused {
             let refused = graded
                 .refused
@@ -313,17 +451,14 @@ fn judge(
             );
         }
     } else {
-        match forgery.unchecked.as_deref() {
+        match expected {
             Some("forged") => named(
                 !graded.forgeries.is_empty()
                     && summary.contains("FORGED")
                     && results.contains("\"seen\""),
                 "the sealed run named no forged verdict".to_owned(),
             ),
-            Some("did not build") => named(
-                graded.build_error.is_some(),
-                "it built, although unsafe code is forbidden from outside".to_owned(),
-            ),
+            Some("did not build") => named(graded.build_error.is_some(), "it built".to_owned()),
             _ => {}
         }
     }
@@ -427,7 +562,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
     let mut first: Option<Vec<Vec<u8>>> = None;
     for run in 0..REGRADES {
         let out = base.join(format!("regrade-{run}"));
-        let graded = grade(&solution, &out, target, Some("student-1"), true)?;
+        let graded = grade(&solution, &out, target, Some("student-1"), Pass::Sealed)?;
         if graded.score() != graded.max_score() {
             failures.push(format!(
                 "regrade {run}: the finished crate scored {} of {}",
@@ -477,7 +612,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
         let mut first: Option<(Vec<Vec<u8>>, f64)> = None;
         for run in 0..MISTAKE_REGRADES {
             let out = base.join(format!("mistake-{name}-{run}"));
-            let graded = grade(&student, &out, target, Some("student-1"), true)?;
+            let graded = grade(&student, &out, target, Some("student-1"), Pass::Sealed)?;
             let bytes = ["results.json", "junit.xml", "summary.txt"]
                 .iter()
                 .map(|file| fs::read(out.join(file)).map_err(|e| e.to_string()))
@@ -513,7 +648,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
             &base.join(format!("seed-{id}")),
             target,
             Some(id),
-            true,
+            Pass::Sealed,
         )?;
         if graded.score() != graded.max_score() {
             failures.push(format!(
@@ -536,7 +671,7 @@ fn regrades(root: &Path, base: &Path, target: &Path) -> Result<Vec<String>, Stri
             &base.join(format!("step-1-done-{id}")),
             target,
             Some(id),
-            true,
+            Pass::Sealed,
         )?;
         let drawn: Vec<String> = graded
             .steps
@@ -607,6 +742,7 @@ fn parse(name: &str, text: &str) -> Result<Forgery, String> {
                 "Expect-refused" => forgery.refused.push(value),
                 "Expect-ignored" => forgery.ignored.push(value),
                 "Unchecked" => forgery.unchecked = Some(value),
+                "Without-namespace" => forgery.without_namespace = Some(value),
                 "Expect" if value == "no work" => forgery.no_work = true,
                 _ => return Err(format!("{name}: unknown header `{key}`")),
             }

@@ -35,6 +35,13 @@ pub(crate) const TOOLCHAIN: &str = "1.95.0";
 const TOOLCHAIN_SH: &str = r#"# The Rust toolchain this autograder is pinned to, shared by setup.sh and
 # run_autograder (sourced, not run).
 PINNED_RUST="@TOOLCHAIN@"
+# As root, setup.sh installs Rust under /usr/local (as the official rust
+# image does), where `nobody` can run it too: on a machine that gives no
+# mount namespace, a grade builds the student's crate as `nobody`, who
+# cannot read the held-back tests.
+if [ "$(id -u)" = 0 ] && [ -z "${CARGO_HOME:-}" ] && [ -x /usr/local/cargo/bin/cargo ]; then
+    export CARGO_HOME=/usr/local/cargo RUSTUP_HOME="${RUSTUP_HOME:-/usr/local/rustup}"
+fi
 # rustup installs into $CARGO_HOME/bin, which a fresh shell may not have on PATH.
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
@@ -98,7 +105,13 @@ else
             DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential curl ca-certificates
         fi
     fi
-    if command -v rustup >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ]; then
+        # Where `nobody` can run it (toolchain.sh says why).
+        export CARGO_HOME=/usr/local/cargo RUSTUP_HOME=/usr/local/rustup
+        export PATH="$CARGO_HOME/bin:$PATH"
+        curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs \
+            | sh -s -- -y --no-modify-path --profile minimal --default-toolchain "$PINNED_RUST"
+    elif command -v rustup >/dev/null 2>&1; then
         rustup toolchain install "$PINNED_RUST" --profile minimal
     else
         curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs \
@@ -112,6 +125,10 @@ else
 fi
 if [ "${SETUP_CHECK_ONLY:-0}" = 1 ]; then
     exit 0
+fi
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null 2>&1 \
+    && ! runuser -u nobody -- test -x "$(rustc --print sysroot)/bin/rustc" 2>/dev/null; then
+    echo "setup: \`nobody\` cannot run this Rust (a folder above it is closed to others): where the machine gives no mount namespace, a grade's build runs as root, kept from the held-back tests by the source check alone; Rust installed by this script as root, under /usr/local, closes that"
 fi
 
 cd "$SOURCE"
@@ -424,6 +441,29 @@ pub(crate) fn check_autograder(args: &[String]) -> Result<(), String> {
         said.lines().next().unwrap_or_default(),
         setup_started.elapsed()
     );
+    // As root, setup.sh warns when `nobody` cannot run the Rust it uses:
+    // a grade's build could not run as `nobody` without a namespace.
+    if let Some(runs) = crate::grading::confine::nobody_runs_rustc() {
+        let warned = said
+            .lines()
+            .find(|line| line.contains("`nobody` cannot run this Rust"));
+        match (runs, warned) {
+            (false, Some(line)) => println!("  {line}"),
+            (false, None) => {
+                return Err(format!(
+                    "`nobody` cannot run this machine's rustc, but setup.sh did not warn:\n{said}"
+                ));
+            }
+            (true, Some(line)) => {
+                return Err(format!(
+                    "`nobody` runs this machine's rustc, but setup.sh warned: {line}"
+                ));
+            }
+            (true, None) => {
+                println!("  `nobody` can run this Rust, as a build without a namespace needs")
+            }
+        }
+    }
 
     let grade = |label: &str| -> Result<(f64, f64), String> {
         let graded = Instant::now();

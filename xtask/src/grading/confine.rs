@@ -16,9 +16,13 @@
 //! The namespace needs `unshare` (util-linux) and the right to mount: root,
 //! or a kernel that lets users make their own namespaces. Where neither is
 //! there but the grader is root (a container without `CAP_SYS_ADMIN`), the
-//! folders are closed to others (mode 0700) and the tests run as `nobody`;
-//! where none of it is possible, the grade says so and the source check
-//! stands alone.
+//! folders are closed to others (mode 0700) and the builds run as `nobody`
+//! too, not only the tests: root's compiler would read a closed folder if a
+//! spelling the source check missed named one. Such a build needs a Rust
+//! toolchain and cargo home `nobody` can read (the autograder's `setup.sh`
+//! installs Rust so), and the target folder is lent to `nobody` for the
+//! build alone, never while the student's code runs. Where none of it is
+//! possible, the grade says so and the source check stands alone.
 
 use std::ffi::OsStr;
 use std::fs;
@@ -39,6 +43,36 @@ pub struct Confinement {
     mount: Option<Namespace>,
     /// The user each test runs as, when the grader is root.
     user: Option<User>,
+    /// How the builds run as that user too, where no namespace hides the
+    /// folders from them ([`Confinement::check_builds`]).
+    builder: Option<Builder>,
+}
+
+/// What a process runs as: the grader's own helper, a build, or a test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The grader's own code (the sealed runner), in the namespace.
+    Grader,
+    /// cargo and the compiler, where the student's macros and constants run.
+    Build,
+    /// A test of the student's code.
+    Test,
+}
+
+/// A build as `nobody`: the toolchain it runs, found where the grader's
+/// own cargo is, so the build compiles alike.
+#[derive(Debug, Clone)]
+struct Builder {
+    cargo_home: PathBuf,
+    /// The compiler beside the grader's cargo, when there is one there:
+    /// rustup's proxies on `PATH` may live in a folder `nobody` cannot open.
+    rustc: Option<PathBuf>,
+}
+
+/// The cargo the grader builds with: the one that started it, else the one
+/// on `PATH`.
+pub fn cargo() -> std::ffi::OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +107,9 @@ struct User {
 
 impl Confinement {
     /// What this machine allows, for the folders of `hidden` that exist.
-    pub fn probe(hidden: &[PathBuf]) -> Confinement {
+    /// Without `namespaces`, it grades as a machine that gives none would
+    /// (`cargo xtask grade --no-namespace`, and the check of that case).
+    pub fn probe(hidden: &[PathBuf], namespaces: bool) -> Confinement {
         let hidden: Vec<PathBuf> = hidden.iter().filter(|dir| dir.is_dir()).cloned().collect();
         let root = is_root();
         let user = if root { nobody() } else { None };
@@ -81,16 +117,17 @@ impl Confinement {
             hidden,
             mount: None,
             user,
+            builder: None,
         };
-        let ways: &[Namespace] = if root {
-            &[Namespace::Root]
-        } else {
-            &[Namespace::Mapped]
+        let ways: &[Namespace] = match (namespaces, root) {
+            (false, _) => &[],
+            (true, true) => &[Namespace::Root],
+            (true, false) => &[Namespace::Mapped],
         };
         for &way in ways {
             confinement.mount = Some(way);
             let works = confinement
-                .command("true", false)
+                .command("true", Role::Grader)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -111,6 +148,7 @@ impl Confinement {
             hidden: Vec::new(),
             mount: None,
             user: None,
+            builder: None,
         }
     }
 
@@ -121,6 +159,7 @@ impl Confinement {
             hidden: Vec::new(),
             mount: None,
             user: user.map(|(uid, gid)| User { uid, gid }),
+            builder: None,
         }
     }
 
@@ -158,17 +197,28 @@ impl Confinement {
         Ok(())
     }
 
-    /// A command running `program` confined: in the namespace where the
-    /// held-back folders are empty, and, for a test (`as_test`), as the
-    /// unprivileged user. The caller adds the program's arguments.
-    pub fn command(&self, program: impl AsRef<OsStr>, as_test: bool) -> Command {
-        let user = self.user.filter(|_| as_test);
+    /// A command running `program` confined in its `role`: in the
+    /// namespace where the held-back folders are empty, and, for a test, as
+    /// the unprivileged user; without a namespace, a build runs as that user
+    /// too when it can ([`Confinement::check_builds`]). The caller adds the
+    /// program's arguments.
+    pub fn command(&self, program: impl AsRef<OsStr>, role: Role) -> Command {
+        let user = self.user.filter(|_| role == Role::Test);
         let Some(namespace) = self.mount else {
+            let builder = self.builder.as_ref().filter(|_| role == Role::Build);
+            let user = user.or(builder.and(self.user));
             let mut command = Command::new(program);
+            if let Some(builder) = builder {
+                command.env("CARGO_HOME", &builder.cargo_home);
+                if let Some(rustc) = &builder.rustc {
+                    command.env("RUSTC", rustc);
+                }
+            }
             // Only ever found on Unix (`nobody`).
             #[cfg(unix)]
             if let Some(user) = user {
                 use std::os::unix::process::CommandExt;
+                // std drops root's supplementary groups with the switch.
                 command.uid(user.uid).gid(user.gid);
             }
             return command;
@@ -207,7 +257,7 @@ impl Confinement {
             return;
         }
         let runs = self
-            .command(binary, true)
+            .command(binary, Role::Test)
             .current_dir(workspace)
             .args(["--list", "--format", "terse"])
             .stdin(Stdio::null())
@@ -218,6 +268,78 @@ impl Confinement {
         if !runs {
             self.user = None;
         }
+    }
+
+    /// Where no namespace hides the held-back folders but the grader is
+    /// root, whether the builds can run as `nobody` (its cargo reads the
+    /// workspace and the cargo home, and its compiler starts). If not, they
+    /// run as the grader (and [`Confinement::describe`] says so).
+    pub fn check_builds(&mut self, workspace: &Path) {
+        if self.mount.is_some() || self.user.is_none() || !self.hides() {
+            return;
+        }
+        let cargo = cargo();
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")));
+        let Some(cargo_home) = cargo_home else {
+            return;
+        };
+        let rustc = Path::new(&cargo)
+            .parent()
+            .map(|bin| bin.join("rustc"))
+            .filter(|rustc| rustc.is_absolute() && rustc.is_file());
+        self.builder = Some(Builder {
+            cargo_home,
+            rustc: rustc.clone(),
+        });
+        let runs = |mut command: Command| {
+            command
+                .current_dir(workspace)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        };
+        let lent = self.lend(&[workspace]);
+        let mut metadata = self.command(&cargo, Role::Build);
+        metadata.args(["metadata", "--offline", "--format-version", "1"]);
+        let mut version = self.command(
+            rustc.map_or("rustc".into(), PathBuf::into_os_string),
+            Role::Build,
+        );
+        version.arg("-vV");
+        let builds = lent.is_ok() && runs(metadata) && runs(version);
+        if lent.and_then(Lent::give_back).is_err() || !builds {
+            self.builder = None;
+        }
+    }
+
+    /// Lends `folders` (the workspace, whose `Cargo.lock` cargo may
+    /// rewrite, and the target folder) to the user the builds run as, if
+    /// they run as one, until [`Lent::give_back`]. Never while the
+    /// student's code runs: a test that could write the target folder could
+    /// leave a compiled macro there for the next build to load.
+    pub fn lend(&self, folders: &[&Path]) -> Result<Lent, String> {
+        let mut lent = Lent {
+            folders: Vec::new(),
+        };
+        #[cfg(unix)]
+        if let (Some(user), Some(_)) = (self.user, &self.builder) {
+            use std::os::unix::fs::MetadataExt;
+            for folder in folders {
+                fs::create_dir_all(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+                let meta =
+                    fs::metadata(folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+                lent.folders
+                    .push((folder.to_path_buf(), meta.uid(), meta.gid()));
+                own(folder, user.uid, user.gid)?;
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = folders;
+        Ok(lent)
     }
 
     /// One line for the grade's summary: how the held-back tests were kept
@@ -233,8 +355,11 @@ impl Confinement {
             (true, Some(_)) => format!(
                 "{SEALED_BUILD} ran in a mount namespace where the held-back folders are empty{user}"
             ),
+            (true, None) if self.user.is_some() && self.builder.is_some() => format!(
+                "{SEALED_BUILD} ran as `nobody`, who cannot read the held-back folders, closed to others (this machine gives no mount namespace)"
+            ),
             (true, None) if self.user.is_some() => format!(
-                "out of reach of the code graded when it runs: the held-back folders are closed to others{user} (its build is kept from them by the source check alone: this machine gives no mount namespace)"
+                "out of reach of the code graded when it runs: the held-back folders are closed to others{user} (its build ran as the grader, kept from them by the source check alone: this machine gives no mount namespace, and `nobody` cannot run its Rust toolchain; install Rust where others can read it, as the autograder's setup.sh does)"
             ),
             (true, None) => "kept from the code graded by the source check alone: this machine gives no mount namespace, and the tests cannot run as `nobody` (the grader is not root, or `nobody` cannot reach the test binary)".to_owned(),
         }
@@ -244,15 +369,36 @@ impl Confinement {
 /// Whether the grader runs as root: the owner of its own `/proc/self`
 /// (Linux; elsewhere there is none, and nothing is switched).
 #[cfg(unix)]
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
 }
 
 /// Never, off Unix: nothing is switched.
 #[cfg(not(unix))]
-fn is_root() -> bool {
+pub fn is_root() -> bool {
     false
+}
+
+/// Whether `nobody` can run the compiler beside the grader's cargo, where
+/// the grader is root: `None` elsewhere, where no build switches users.
+pub fn nobody_runs_rustc() -> Option<bool> {
+    let user = nobody().filter(|_| is_root())?;
+    let rustc = Path::new(&cargo()).with_file_name("rustc");
+    let mut command = Command::new(rustc);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.uid(user.uid).gid(user.gid);
+    }
+    Some(
+        command
+            .arg("-vV")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success()),
+    )
 }
 
 /// `nobody`'s user and group, from `/etc/passwd`.
@@ -263,6 +409,53 @@ fn nobody() -> Option<User> {
     let uid = fields.next()?.parse().ok()?;
     let gid = fields.next()?.parse().ok()?;
     (uid != 0).then_some(User { uid, gid })
+}
+
+/// Folders lent to `nobody` while a build as `nobody` writes to them.
+#[derive(Debug)]
+pub struct Lent {
+    /// Each folder lent, with its owner before.
+    folders: Vec<(PathBuf, u32, u32)>,
+}
+
+impl Lent {
+    /// Gives the folders back to their owners, with all the build wrote
+    /// there.
+    pub fn give_back(mut self) -> Result<(), String> {
+        self.folders
+            .drain(..)
+            .try_for_each(|(folder, uid, gid)| own(&folder, uid, gid))
+    }
+}
+
+impl Drop for Lent {
+    /// Given back on every path out, an error's too.
+    fn drop(&mut self) {
+        for (folder, uid, gid) in self.folders.drain(..) {
+            let _ = own(&folder, uid, gid);
+        }
+    }
+}
+
+/// Makes `uid:gid` the owner of `path` and of everything under it, links
+/// themselves, not what they point to.
+#[cfg(unix)]
+fn own(path: &Path, uid: u32, gid: u32) -> Result<(), String> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
+        .map_err(|e| format!("cannot change the owner of {}: {e}", path.display()))?;
+    let meta = fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_dir() {
+        for entry in fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))? {
+            let entry = entry.map_err(|e| format!("{}: {e}", path.display()))?;
+            own(&entry.path(), uid, gid)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn own(_: &Path, _: u32, _: u32) -> Result<(), String> {
+    Ok(())
 }
 
 /// `path` in single quotes for `sh`.
@@ -280,6 +473,56 @@ mod tests {
         assert_eq!(quoted(Path::new("/it's")), "'/it'\\''s'");
     }
 
+    /// A folder lent to `nobody` for a build is `nobody`'s, all it holds
+    /// too, and goes back to its owner when given back or dropped, what the
+    /// build wrote included.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_lent_folder_goes_back_to_its_owner() {
+        use std::os::unix::fs::MetadataExt;
+        let Some(user) = nobody().filter(|_| is_root()) else {
+            eprintln!("not root: nothing is lent");
+            return;
+        };
+        let dir = std::env::temp_dir().join(format!("lend-test-{}", std::process::id()));
+        fs::create_dir_all(dir.join("deps")).unwrap();
+        fs::write(dir.join("deps/lib.rlib"), "").unwrap();
+        let confinement = Confinement {
+            hidden: vec![dir.clone()],
+            mount: None,
+            user: Some(user),
+            builder: Some(Builder {
+                cargo_home: dir.clone(),
+                rustc: None,
+            }),
+        };
+        let owner = |path: &Path| fs::symlink_metadata(path).unwrap().uid();
+        for give_back in [true, false] {
+            let lent = confinement.lend(&[&dir]).unwrap();
+            assert_eq!(owner(&dir.join("deps/lib.rlib")), user.uid);
+            fs::write(dir.join("deps/written.rlib"), "").unwrap();
+            if give_back {
+                lent.give_back().unwrap();
+            } else {
+                drop(lent);
+            }
+            for path in [
+                &dir,
+                &dir.join("deps/lib.rlib"),
+                &dir.join("deps/written.rlib"),
+            ] {
+                assert_eq!(owner(path), 0, "{}", path.display());
+            }
+        }
+        // Nothing is lent where the builds run as the grader.
+        let lent = Confinement::user_only(Some((user.uid, user.gid)))
+            .lend(&[&dir])
+            .unwrap();
+        assert_eq!(owner(&dir), 0);
+        lent.give_back().unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// Where the machine gives a namespace, a confined process finds the
     /// hidden folder empty, and one outside still sees its file.
     #[cfg(target_os = "linux")]
@@ -289,7 +532,7 @@ mod tests {
         let secret = dir.join("held-back");
         fs::create_dir_all(&secret).unwrap();
         fs::write(secret.join("step01.rs"), "secret").unwrap();
-        let confinement = Confinement::probe(std::slice::from_ref(&secret));
+        let confinement = Confinement::probe(std::slice::from_ref(&secret), true);
         let root = is_root();
         assert!(
             confinement.mount.is_some() || !root,
@@ -298,7 +541,7 @@ mod tests {
         );
         if confinement.mount.is_some() {
             let listed = confinement
-                .command("ls", false)
+                .command("ls", Role::Build)
                 .arg("-A")
                 .arg(&secret)
                 .output()
@@ -308,7 +551,7 @@ mod tests {
             assert!(confinement.describe().starts_with(SEALED_BUILD));
             // A test, as `nobody` where the grader is root, reads nothing.
             let read = confinement
-                .command("cat", true)
+                .command("cat", Role::Test)
                 .arg(secret.join("step01.rs"))
                 .output()
                 .unwrap();

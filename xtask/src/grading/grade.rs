@@ -261,9 +261,13 @@ pub struct Options {
     /// Run the tests worth 0 points too, whatever `weights.toml` says
     /// (`--all-steps`).
     pub all_steps: bool,
+    /// Whether the grade may hide the held-back folders in a mount
+    /// namespace; without, it grades as a machine that gives none would
+    /// (`--no-namespace`: what a container without `CAP_SYS_ADMIN` does).
+    pub namespaces: bool,
 }
 
-const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT] [--student ID | --metadata submission_metadata.json] [--all-steps]";
+const USAGE: &str = "usage: cargo xtask grade [DIR] [--out OUT] [--student ID | --metadata submission_metadata.json] [--all-steps] [--no-namespace]";
 
 /// The student id in Gradescope's `submission_metadata.json`: the first
 /// `"id"` of its `users` list. Read by hand, as the tools need no JSON crate.
@@ -287,6 +291,7 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
     let mut student = None;
     let mut out = None;
     let mut all_steps = false;
+    let mut namespaces = true;
     let mut id = std::env::var("LAB_STUDENT")
         .ok()
         .filter(|id| !id.is_empty());
@@ -295,6 +300,7 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
         match arg.as_str() {
             "--out" => out = Some(PathBuf::from(args.next().ok_or(USAGE)?)),
             "--all-steps" => all_steps = true,
+            "--no-namespace" => namespaces = false,
             "--student" => id = Some(args.next().ok_or(USAGE)?.clone()),
             "--metadata" => {
                 let file = args.next().ok_or(USAGE)?;
@@ -324,6 +330,7 @@ pub(crate) fn grade(args: &[String]) -> Result<(), String> {
         seed: Seed::new(id, number_in("LAB_SEED")?, number_in("LAB_CASES")?),
         limits: sealed::Limits::from_env()?,
         all_steps,
+        namespaces,
     };
     if let Some(dir) = &options.student {
         if fs::canonicalize(dir).ok() == fs::canonicalize(root.join("solution")).ok() {
@@ -468,9 +475,13 @@ pub(crate) fn run_checked(options: &Options, check_sources: bool) -> Result<Grad
         let mut confinement = if held_back.is_empty() {
             Confinement::none()
         } else {
-            Confinement::probe(&[root.join("grading/held-back"), sealed_folder])
+            Confinement::probe(
+                &[root.join("grading/held-back"), sealed_folder],
+                options.namespaces,
+            )
         };
         confinement.close()?;
+        confinement.check_builds(&workspace);
         let describe =
             |confinement: &Confinement| confinement.hides().then(|| confinement.describe());
         grade.confinement = describe(&confinement);

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::grading::confine::Confinement;
+use crate::grading::confine::{Confinement, Role};
 use crate::grading::sealed::{self, Limits, Ran, Stopped};
 
 /// The command that starts the runner.
@@ -199,7 +199,7 @@ fn start(
     let request = request.encode()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the grader: {e}"))?;
     let mut child = confinement
-        .command(&exe, false)
+        .command(&exe, Role::Grader)
         .arg(COMMAND)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -21,7 +21,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::grading::confine::Confinement;
+use crate::grading::confine::{self, Confinement, Role};
 use crate::suite::{self, Outcome, Results, STUDENT_ENV};
 
 /// The limits of one grade, fixed before any of the student's code is
@@ -138,8 +138,7 @@ pub fn build(
     deadline: Instant,
     confinement: &Confinement,
 ) -> Result<Built, String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut command = confinement.command(cargo, false);
+    let mut command = confinement.command(confine::cargo(), Role::Build);
     command
         .current_dir(workspace)
         .envs(STUDENT_ENV.iter().copied())
@@ -153,11 +152,14 @@ pub fn build(
     command.args(["--no-run", "--message-format", "json-render-diagnostics"]);
     // The build's own output is the grader's, not the student's: no cap
     // beyond a generous one.
+    let lent = confinement.lend(&[workspace, target])?;
     let ran = bounded(
         command,
         deadline.saturating_duration_since(Instant::now()),
         16 << 20,
-    )?;
+    );
+    lent.give_back()?;
+    let ran = ran?;
     let stderr = ran.stderr;
     let Some(status) = ran.status else {
         return Err(format!(
@@ -378,7 +380,7 @@ fn run_one(
         limits,
         ..
     } = *run;
-    let mut command = confinement.command(run.binary, true);
+    let mut command = confinement.command(run.binary, Role::Test);
     command
         .current_dir(workspace)
         // `--include-ignored` lets a test the binary ignores in a plain run
