@@ -153,7 +153,7 @@ pub(crate) fn export_track(dir: &Path, track: Track) -> Result<(), String> {
     put("examples/tune.rs", &file("examples/tune.rs")?)?;
     put("tuning.toml", &file("tuning.toml")?)?;
     // What each advanced step needs first, which `just progress` says.
-    put("steps.toml", &file("steps.toml")?)?;
+    put("steps.toml", &steps_manifest(&file("steps.toml")?, track))?;
     copy_tracked(&root, "starter", &dir.join("starter"))?;
     // The scheduler step 17's tests run callers under.
     copy_tracked(&root, "schedule", &dir.join("schedule"))?;
@@ -375,6 +375,25 @@ fn keep_core(dir: &Path) -> Result<(), String> {
         Ok(format!("{}\n{CORE_NOTE}{}", &text[..=at], &text[at..]))
     })?;
     Ok(())
+}
+
+/// The steps manifest as `track`'s edition has it: its opening comment
+/// without the paragraphs that point at what the edition lacks (the kit's
+/// guides; in the core edition, ADVANCED.md). The steps themselves are
+/// [`keep_core`]'s.
+fn steps_manifest(text: &str, track: Track) -> String {
+    let at = text.find("[[step]]").unwrap_or(text.len());
+    let (head, steps) = text.split_at(at);
+    let points_away = |paragraph: &str| {
+        INSTRUCTOR_ONLY.iter().any(|name| paragraph.contains(name))
+            || (track == Track::Core && paragraph.contains(crate::manifest::HANDOUTS[1]))
+    };
+    let kept: Vec<&str> = head
+        .trim_end()
+        .split("\n#\n")
+        .filter(|paragraph| !points_away(paragraph))
+        .collect();
+    format!("{}\n\n{steps}", kept.join("\n#\n"))
 }
 
 /// `text` without the lines `drop` says, line ends kept.
@@ -1360,6 +1379,31 @@ mod tests {
                 crate::lab::step_sections(&advanced).len(),
                 crate::lab::step_sections(&kit).len(),
                 "{name}: the advanced edition keeps every step"
+            );
+        }
+    }
+
+    #[test]
+    fn the_steps_manifest_of_an_edition_points_at_nothing_it_lacks() {
+        let kit = fs::read_to_string(root().join("steps.toml")).unwrap();
+        // The kit's own points at both: the test has something to take out.
+        assert!(kit.contains("docs/FIGURES.md") && kit.contains("ADVANCED.md"));
+        for track in [Track::Core, Track::Advanced] {
+            let out = steps_manifest(&kit, track);
+            let head = &out[..out.find("[[step]]").unwrap()];
+            assert!(!head.contains("docs/"), "{track:?}: {head}");
+            assert_eq!(
+                head.contains("ADVANCED.md"),
+                track == Track::Advanced,
+                "{head}"
+            );
+            assert!(
+                head.starts_with("# The lab's steps") && head.contains("`hints`"),
+                "{head}"
+            );
+            assert_eq!(
+                &out[out.find("[[step]]").unwrap()..],
+                &kit[kit.find("[[step]]").unwrap()..]
             );
         }
     }
