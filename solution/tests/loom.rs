@@ -23,6 +23,7 @@
 
 #![cfg(loom)]
 
+use std::cell::Cell;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,12 +35,43 @@ use retry_breaker_solution::{
 
 /// A clock that loom can interleave: nanoseconds in a loom atomic. It only
 /// moves forward, as `Clock` requires.
+///
+/// `early` breaks the contract's second promise on purpose: a reading is
+/// taken when an operation starts, before the breaker loads its state, and
+/// with no ordering of its own, so loom may give it any time the memory
+/// model allows there, one older than the state loaded after it included:
+/// what a bare `rdtsc` that the processor ran ahead of the load would read.
 #[derive(Clone)]
-struct LoomClock(Arc<AtomicU64>);
+struct LoomClock {
+    time: Arc<AtomicU64>,
+    early: bool,
+}
+
+loom::thread_local! {
+    /// The reading an `early` clock took when this thread's operation
+    /// started, for the operation's first `now`.
+    static EARLY: Cell<Option<u64>> = Cell::new(None);
+}
+
+impl LoomClock {
+    /// Before an operation: an `early` clock reads the time now, unordered.
+    fn operation_starts(&self) {
+        if self.early {
+            let reading = self.time.load(Ordering::Relaxed);
+            EARLY.with(|early| early.set(Some(reading)));
+        }
+    }
+
+    /// After it: an early reading that no `now` took is dropped.
+    fn operation_ends(&self) {
+        EARLY.with(|early| early.set(None));
+    }
+}
 
 impl Clock for LoomClock {
     fn now(&self) -> Duration {
-        Duration::from_nanos(self.0.load(Ordering::SeqCst))
+        let early = EARLY.with(Cell::take);
+        Duration::from_nanos(early.unwrap_or_else(|| self.time.load(Ordering::SeqCst)))
     }
 }
 
@@ -186,6 +218,11 @@ fn sequential_results(setup: Setup, threads: &Arc<Vec<Vec<Op>>>) -> Vec<Vec<Vec<
 /// Each thread ends by dropping the permit it still holds, if any: that too
 /// is an operation (a probe hands its slot back), so it is one in the check.
 fn check(setup: Setup, threads: &[&[Op]]) -> usize {
+    explore(setup, threads, false)
+}
+
+/// [`check`], with the clock [`LoomClock`] says `early` is.
+fn explore(setup: Setup, threads: &[&[Op]], early: bool) -> usize {
     let threads: Arc<Vec<Vec<Op>>> = Arc::new(
         threads
             .iter()
@@ -198,21 +235,29 @@ fn check(setup: Setup, threads: &[&[Op]]) -> usize {
     loom::model(move || {
         counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let time = Arc::new(AtomicU64::new(0));
-        let breaker = prepare(setup, LoomClock(Arc::clone(&time)));
+        let clock = LoomClock {
+            time: Arc::clone(&time),
+            early,
+        };
+        let breaker = prepare(setup, clock.clone());
         time.store(setup.start, Ordering::SeqCst);
         let handles: Vec<_> = (0..threads.len())
             .map(|thread| {
                 let threads = Arc::clone(&threads);
                 let breaker = Arc::clone(&breaker);
                 let time = Arc::clone(&time);
+                let clock = clock.clone();
                 loom::thread::spawn(move || {
                     let mut actor = Actor { permit: None };
                     let outcomes: Vec<Outcome> = threads[thread]
                         .iter()
                         .map(|&op| {
-                            actor.run(&breaker, op, |by| {
+                            clock.operation_starts();
+                            let outcome = actor.run(&breaker, op, |by| {
                                 time.fetch_add(by, Ordering::SeqCst);
-                            })
+                            });
+                            clock.operation_ends();
+                            outcome
                         })
                         .collect();
                     outcomes
@@ -321,4 +366,20 @@ fn half_open_a_good_probe_closes_while_a_stale_failure_and_an_admission_race() {
 #[test]
 fn a_cooldown_that_never_ends_refuses_everyone() {
     assert!(check(FOREVER, &[&[Admit, Success], &[Advance(1), Admit]]) >= 1);
+}
+
+#[test]
+fn open_a_refusal_reads_the_clock_after_the_state_it_refuses_from() {
+    assert!(check(OPEN, &[&[Advance(5), Admit, Failure], &[Admit]]) > 1);
+}
+
+/// The contract's second promise is what the lock-free refusal rests on: a
+/// clock whose reading may be taken ahead of the breaker's load of its
+/// state (`early`) lets a refusal read the OPEN that a failed probe began
+/// at 10, until 20, with a time from before 10, and state 15 left: no
+/// order of the operations gives that, and loom finds it.
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn a_clock_read_ahead_of_the_state_load_breaks_the_open_refusal() {
+    explore(OPEN, &[&[Advance(5), Admit, Failure], &[Admit]], true);
 }
